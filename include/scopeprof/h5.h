@@ -1,0 +1,51 @@
+/* scopeprof/h5.h - read and write scope-profiler HDF5 files (schema 1-3 in,
+ * schema 3 out).  Errors come back as one line in err naming the file and the
+ * problem, e.g. "run.h5: not a readable HDF5 profiling file (truncated, or
+ * interrupted while writing)". */
+#ifndef SCOPEPROF_H5_H
+#define SCOPEPROF_H5_H
+
+#include <stddef.h>
+#include "scopeprof/profile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SP_SCHEMA_CURRENT 3
+/* From this many events on, event columns are gzip+shuffle compressed. */
+#define SP_COMPRESS_MIN_EVENTS 16384
+
+/* Read a whole file.  NULL on error (message in err). */
+sp_profile *sp_h5_read(const char *path, char *err, size_t errlen);
+
+/* Read several files (rank files of one run, merged files, Python-written
+ * files) into one profile in memory, rows of every rank together, as if they
+ * had been merged.  Two files claiming the same rank is an error naming both.
+ * NULL on error (message in err). */
+sp_profile *sp_load_run(const char *const *paths, size_t count, char *err, size_t errlen);
+
+/* Write `profile` as one schema-3 file, atomically: a sibling temporary file,
+ * fsync, rename, fsync of the directory.  On failure nothing is left behind
+ * and a previous file at `path` is untouched.  Returns 0 or -1 (err set). */
+int sp_h5_write(const char *path, const sp_profile *profile, char *err, size_t errlen);
+
+/* Streaming merge of several files (rank files of one run, or merged files)
+ * into one multi-rank file, memory bounded by the largest input rank.
+ * Rejects two inputs claiming the same rank and inputs from different runs
+ * (naming both files).  Returns 0 or -1 (err set). */
+int sp_h5_merge(const char *const *inputs, size_t count, const char *output,
+                char *err, size_t errlen);
+
+/* Structural validation for `scopeprof check`: every problem found is
+ * reported through `report` (one line each).  Returns the number of problems,
+ * or -1 if the file could not be opened at all (err set). */
+typedef void (*sp_check_report_fn)(void *ctx, const char *problem);
+long sp_h5_check(const char *path, sp_check_report_fn report, void *ctx,
+                 char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SCOPEPROF_H5_H */

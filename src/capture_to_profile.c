@@ -1,0 +1,2 @@
+/* placeholder: being written */
+typedef int sp_placeholder_capture_to_profile;

@@ -1,0 +1,2 @@
+/* placeholder: being written */
+typedef int sp_placeholder_h5_write;
