@@ -88,6 +88,10 @@ void sp_process_meta_string(const char *key, const char *value);
 /* Called by the MPI wrappers once MPI_Comm_rank/size are known. */
 void sp_process_set_rank(int rank, int size);
 
+/* Make sure the profile is written at exit (idempotent, cheap after the
+ * first call; called on the first region registration). */
+void sp_process_arm_exit_hook(void);
+
 /* Write every active profiler now (exit path, fatal signal path). */
 void sp_finalize_all(const char *why);
 

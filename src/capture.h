@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include "scopeprof/profile.h"
 
-#define SP_CAPTURE_ABI 1
+#define SP_CAPTURE_ABI 2
 
 /* One completed call: 24 bytes. */
 typedef struct sp_event {
@@ -30,6 +30,15 @@ typedef struct sp_capture_chunk {
     int64_t thread;            /* dense thread index */
 } sp_capture_chunk;
 
+/* One frame of the call that registered a region, located in its module by
+ * the shim (dladdr1); the writer module resolves it with libdw (issue 8). */
+typedef struct sp_capture_frame {
+    const char *module_path;   /* file to read ("/proc/self/exe" for the main
+                                  program); NULL: not located, address is raw */
+    const char *module_name;   /* the module's path as loaded, for display */
+    uint64_t address;          /* file address of the call instruction */
+} sp_capture_frame;
+
 typedef struct sp_capture_region {
     const char *name;
     const char *source_file;   /* NULL: unknown */
@@ -39,6 +48,11 @@ typedef struct sp_capture_region {
     /* Calls counted but not kept as events (ON_FULL=stop). */
     uint64_t dropped_calls;
     int64_t dropped_total_ns;
+    /* Frames of the registering call, innermost first (none: 0).  The
+     * writer module resolves them into source_file/source_line (when no
+     * explicit location was given) and function. */
+    const sp_capture_frame *frames;
+    size_t num_frames;
 } sp_capture_region;
 
 typedef struct sp_capture {
@@ -72,4 +86,21 @@ typedef struct sp_capture {
 typedef int (*sp_write_capture_fn)(const sp_capture *capture, char *err, size_t errlen);
 #define SP_WRITE_CAPTURE_SYMBOL "scopeprof_write_capture"
 
+/* Also exported by the writer module, for the shim's diagnostics: the call
+ * site of frames as "file:line in function" (or "module+0xoff (function)").
+ * Returns 0, or -1 when nothing is known. */
+typedef int (*sp_describe_callsite_fn)(const sp_capture_frame *frames, size_t num_frames,
+                                       char *text, size_t textlen);
+#define SP_DESCRIBE_CALLSITE_SYMBOL "scopeprof_describe_callsite"
+
+
+
+/* capture_to_profile.c: the capture as a one-rank profile - events grouped
+ * by region (recording order within a region), lane columns, and the call
+ * tree (call_ids, parent_ids, exclusive_totals).  When the calls are not
+ * properly nested the timings are kept, the id columns are left out,
+ * exclusive totals are -1 and *warning says why.  Returns NULL with err set
+ * on failure (out of memory). */
+sp_profile *sp_capture_to_profile(const sp_capture *capture, char *warning, size_t warnlen,
+                                  char *err, size_t errlen);
 #endif /* SCOPEPROF_CAPTURE_H */

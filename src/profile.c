@@ -1,2 +1,250 @@
-/* placeholder: being written */
-typedef int sp_placeholder_profile;
+/* profile.c - the in-memory profile: allocation, the name table, metadata
+ * and per-row summary statistics.  Everything a profile points to is owned
+ * by it and released by sp_profile_free. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scopeprof/profile.h"
+
+sp_profile *sp_profile_new(void)
+{
+    sp_profile *profile = calloc(1, sizeof *profile);
+    if (profile)
+        profile->schema_version = 3;
+    return profile;
+}
+
+static void free_meta_value(sp_meta *meta)
+{
+    free(meta->s);
+    meta->s = NULL;
+    for (size_t i = 0; i < meta->list_len; i++)
+        free(meta->list[i]);
+    free(meta->list);
+    meta->list = NULL;
+    meta->list_len = 0;
+}
+
+void sp_profile_free(sp_profile *profile)
+{
+    if (!profile)
+        return;
+    free(profile->path);
+    for (size_t i = 0; i < profile->num_names; i++)
+        free(profile->names[i]);
+    free(profile->names);
+    for (size_t i = 0; i < profile->num_rows; i++) {
+        sp_row *row = &profile->rows[i];
+        free(row->source_file);
+        free(row->source_text);
+        free(row->tags);
+        free(row->event_metadata);
+    }
+    free(profile->rows);
+    free(profile->start);
+    free(profile->end);
+    free(profile->gpu);
+    free(profile->call_ids);
+    free(profile->parent_ids);
+    free(profile->thread_ids);
+    free(profile->task_ids);
+    free(profile->await_ns);
+    for (size_t i = 0; i < profile->num_threads; i++)
+        free(profile->threads[i].name);
+    free(profile->threads);
+    for (size_t i = 0; i < profile->num_tasks; i++) {
+        free(profile->tasks[i].kind);
+        free(profile->tasks[i].name);
+        free(profile->tasks[i].coro_name);
+    }
+    free(profile->tasks);
+    for (size_t i = 0; i < profile->num_meta; i++) {
+        free(profile->meta[i].key);
+        free_meta_value(&profile->meta[i]);
+    }
+    free(profile->meta);
+    free(profile);
+}
+
+int64_t sp_profile_intern_name(sp_profile *profile, const char *name)
+{
+    /* Linear search: region tables are small and this keeps the model a
+     * plain array; bulk loaders use their own hash index. */
+    for (size_t i = 0; i < profile->num_names; i++)
+        if (!strcmp(profile->names[i], name))
+            return (int64_t)i;
+    char *copy = strdup(name);
+    char **names = realloc(profile->names, (profile->num_names + 1) * sizeof *names);
+    if (!copy || !names) {
+        free(copy);
+        if (names)
+            profile->names = names;
+        return -1;
+    }
+    profile->names = names;
+    names[profile->num_names] = copy;
+    return (int64_t)profile->num_names++;
+}
+
+const sp_meta *sp_profile_meta(const sp_profile *profile, const char *key)
+{
+    for (size_t i = 0; i < profile->num_meta; i++)
+        if (!strcmp(profile->meta[i].key, key))
+            return &profile->meta[i];
+    return NULL;
+}
+
+int sp_profile_meta_int(const sp_profile *profile, const char *key, int64_t *out)
+{
+    const sp_meta *meta = sp_profile_meta(profile, key);
+    if (!meta || meta->type != SP_META_INT)
+        return -1;
+    *out = meta->i;
+    return 0;
+}
+
+const char *sp_profile_meta_string(const sp_profile *profile, const char *key)
+{
+    const sp_meta *meta = sp_profile_meta(profile, key);
+    return meta && meta->type == SP_META_STRING ? meta->s : NULL;
+}
+
+/* The entry for `key`, emptied for a new value (created if missing). */
+static sp_meta *meta_slot(sp_profile *profile, const char *key)
+{
+    sp_meta *meta = (sp_meta *)sp_profile_meta(profile, key);
+    if (meta) {
+        free_meta_value(meta);
+        return meta;
+    }
+    char *copy = strdup(key);
+    sp_meta *grown = realloc(profile->meta, (profile->num_meta + 1) * sizeof *grown);
+    if (!copy || !grown) {
+        free(copy);
+        if (grown)
+            profile->meta = grown;
+        return NULL;
+    }
+    profile->meta = grown;
+    meta = &grown[profile->num_meta++];
+    memset(meta, 0, sizeof *meta);
+    meta->key = copy;
+    return meta;
+}
+
+int sp_profile_set_meta_int(sp_profile *profile, const char *key, int64_t value)
+{
+    sp_meta *meta = meta_slot(profile, key);
+    if (!meta)
+        return -1;
+    meta->type = SP_META_INT;
+    meta->i = value;
+    return 0;
+}
+
+int sp_profile_set_meta_float(sp_profile *profile, const char *key, double value)
+{
+    sp_meta *meta = meta_slot(profile, key);
+    if (!meta)
+        return -1;
+    meta->type = SP_META_FLOAT;
+    meta->f = value;
+    return 0;
+}
+
+int sp_profile_set_meta_string(sp_profile *profile, const char *key, const char *value)
+{
+    char *copy = strdup(value ? value : "");
+    sp_meta *meta = copy ? meta_slot(profile, key) : NULL;
+    if (!meta) {
+        free(copy);
+        return -1;
+    }
+    meta->type = SP_META_STRING;
+    meta->s = copy;
+    return 0;
+}
+
+int sp_profile_set_meta_strings(sp_profile *profile, const char *key,
+                                const char *const *values, size_t count)
+{
+    char **list = calloc(count ? count : 1, sizeof *list);
+    if (!list)
+        return -1;
+    for (size_t i = 0; i < count; i++) {
+        list[i] = strdup(values[i] ? values[i] : "");
+        if (!list[i]) {
+            while (i--)
+                free(list[i]);
+            free(list);
+            return -1;
+        }
+    }
+    sp_meta *meta = meta_slot(profile, key);
+    if (!meta) {
+        for (size_t i = 0; i < count; i++)
+            free(list[i]);
+        free(list);
+        return -1;
+    }
+    meta->type = SP_META_STRINGS;
+    meta->list = list;
+    meta->list_len = count;
+    return 0;
+}
+
+void sp_summary_compute(const int64_t *start, const int64_t *end,
+                        const int64_t *gpu, size_t count, sp_summary_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (count == 0)
+        return;
+    int64_t first = end[0] - start[0];
+    out->first = first;
+    out->minimum = first;
+    out->maximum = first;
+    out->start_minimum = start[0];
+    out->end_maximum = end[0];
+    for (size_t i = 0; i < count; i++) {
+        int64_t d = end[i] - start[i];
+        out->total += d;
+        if (d < out->minimum)
+            out->minimum = d;
+        if (d > out->maximum)
+            out->maximum = d;
+        if (start[i] < out->start_minimum)
+            out->start_minimum = start[i];
+        if (end[i] > out->end_maximum)
+            out->end_maximum = end[i];
+        if (gpu && gpu[i] >= 0) {
+            out->gpu_count++;
+            out->gpu_total += gpu[i];
+        }
+    }
+    out->last = end[count - 1] - start[count - 1];
+    /* Two passes like numpy's mean()/var(): the mean first, then squared
+     * deviations from it, which stays accurate for long runs of similar
+     * durations where a one-pass sum of squares would cancel. */
+    double mean = (double)out->total / (double)count;
+    double m2 = 0.0;
+    for (size_t i = 0; i < count; i++) {
+        double dev = (double)(end[i] - start[i]) - mean;
+        m2 += dev * dev;
+    }
+    out->mean = mean;
+    out->m2 = m2;
+}
+
+int64_t sp_profile_origin_ns(const sp_profile *profile)
+{
+    int64_t origin;
+    if (sp_profile_meta_int(profile, "start_time_ns", &origin) == 0)
+        return origin;
+    if (profile->num_events == 0 || !profile->start)
+        return 0;
+    origin = profile->start[0];
+    for (size_t i = 1; i < profile->num_events; i++)
+        if (profile->start[i] < origin)
+            origin = profile->start[i];
+    return origin;
+}

@@ -26,8 +26,8 @@ typedef struct sp_call_input {
     const int64_t *end;
     const uint32_t *region;      /* index into region_names */
     const uint64_t *call_index;  /* index of the call within its region; may be NULL (then computed in input order) */
-    const int64_t *thread_ids;   /* NULL: no lane column */
-    const int64_t *task_ids;     /* NULL: no tasks */
+    const int64_t *thread_ids;   /* NULL: no lane column (one lane) */
+    const int64_t *task_ids;     /* NULL: no tasks; ignored without thread_ids */
     const char *const *region_names; /* for error messages; may be NULL */
     size_t num_regions;
 } sp_call_input;
@@ -51,6 +51,11 @@ typedef struct sp_calls {
  * and the usual cause) and *out left empty.  Free with sp_calls_free. */
 int sp_calls_build(const sp_call_input *input, sp_calls *out, char *err, size_t errlen);
 void sp_calls_free(sp_calls *calls);
+
+/* Allocate every column of n calls (lane only if with_lane), contents
+ * unspecified; n == 0 leaves all columns NULL.  Returns 0, or -1 with *calls
+ * left empty.  For code that assembles an sp_calls itself (readers, splits). */
+int sp_calls_alloc(sp_calls *calls, size_t n, int with_lane);
 
 /* lane = task if task >= 0, else -2 - thread if thread >= 0, else -1. */
 static inline int64_t sp_lane_id(int64_t thread, int64_t task)

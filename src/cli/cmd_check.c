@@ -1,9 +1,69 @@
-/* placeholder: being written */
+/* cmd_check.c - `scopeprof check FILES...`: validate profile files and say
+ * what is wrong with the damaged ones (see src/h5_check.c). */
 #include <stdio.h>
+#include <string.h>
+
 #include "commands.h"
+#include "scopeprof/h5.h"
+
+static const char check_help[] =
+    "usage: scopeprof check FILES...\n"
+    "\n"
+    "Validate profile files: the schema attribute, every region row against\n"
+    "the event columns (bounds, overlaps, lengths, region ids), summary\n"
+    "statistics against the events, thread and task ids against the lane\n"
+    "tables, call and parent ids, and the nesting of the calls of every rank.\n"
+    "Prints 'OK FILE' for a sound file, else one line per problem.\n"
+    "\n"
+    "options:\n"
+    "  -h, --help   show this help\n"
+    "\n"
+    "Exit status: 0 all files sound, 1 some file unreadable or damaged,\n"
+    "2 usage error.\n";
+
+static void print_problem(void *ctx, const char *problem)
+{
+    printf("%s: %s\n", (const char *)ctx, problem);
+}
+
 int cmd_check(int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    fprintf(stderr, "scopeprof check: not built yet\n");
-    return 1;
+    int first = 1, files = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--")) {
+            first = i + 1;
+            break;
+        }
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(check_help, stdout);
+            return 0;
+        }
+        if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "scopeprof check: unknown option '%s' (try 'scopeprof check --help')\n",
+                    argv[i]);
+            return 2;
+        }
+    }
+    int status = 0;
+    for (int i = first; i < argc; i++) {
+        if (first == 1 && argv[i][0] == '-' && argv[i][1])
+            continue;
+        files++;
+        char err[1024];
+        long problems = sp_h5_check(argv[i], print_problem, argv[i], err, sizeof err);
+        if (problems < 0) {
+            fprintf(stderr, "scopeprof check: %s\n", err);
+            status = 1;
+        } else if (problems > 0) {
+            status = 1;
+        } else {
+            printf("OK %s\n", argv[i]);
+        }
+        fflush(stdout);
+    }
+    if (files == 0) {
+        fprintf(stderr, "scopeprof check: no files given (try 'scopeprof check --help')\n");
+        return 2;
+    }
+    return status;
 }

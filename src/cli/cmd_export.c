@@ -1,9 +1,258 @@
-/* placeholder: being written */
+/* cmd_export.c - `scopeprof export FORMAT FILES... -o OUT [filters]`:
+ * option parsing and output files; the formats live in src/export_*.c. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_util.h"
 #include "commands.h"
+#include "scopeprof/export.h"
+#include "scopeprof/h5.h"
+
+#define CMD "export"
+
+static const char export_help[] =
+    "usage: scopeprof export FORMAT FILES... [-o OUT] [options]\n"
+    "\n"
+    "Write the calls of one run (rank files, merged files, or files written by the\n"
+    "Python scope-profiler) in a format other tools read.  Exports stream: memory\n"
+    "stays bounded by the input, whatever the output size.\n"
+    "\n"
+    "formats:\n"
+    "  speedscope  speedscope.app JSON: one profile per rank and lane (default OUT\n"
+    "              profile.speedscope.json)\n"
+    "  chrome      Chrome trace / Perfetto JSON: pid = rank, one tid per lane\n"
+    "              (default OUT profile.trace.json; alias chrome-trace)\n"
+    "  prof        Python pstats files, one per rank: OUT_rank<R>.prof (default OUT\n"
+    "              profile); load with pstats.Stats, snakeviz...\n"
+    "  folded      folded stacks 'a;b;c <exclusive ns>' for flamegraph.pl/inferno;\n"
+    "              stacks start with 'rank R' when several ranks are exported and\n"
+    "              with the lane label when a rank has several lanes (default OUT\n"
+    "              profile.folded)\n"
+    "  json        lossless scope-profiler JSON profile, integer ns (row filters\n"
+    "              only: --ranks, --include, --exclude) (default OUT profile.json)\n"
+    "  csv         one row per call (default OUT profile.csv)\n"
+    "\n"
+    "options:\n"
+    "  -o, --output OUT      output file ('-' = standard output, not for prof)\n"
+    "      --label TEXT      run name shown by the viewers (default: metadata label)\n"
+    "      --no-call-paths   prof: one entry per region, with primitive (cc) and\n"
+    "                        total (nc) call counts, instead of one per call path\n"
+    "  -h, --help            show this help\n"
+    "\n"
+    "selection (all ranks by default, unlike scope-profiler's rank 0):\n"
+    "%s"
+    "\n"
+    "A warning is printed when an export holds more than a million events.\n"
+    "Exit status: 0 ok, 1 unreadable file or failed export, 2 usage error.\n";
+
+typedef enum format { SPEEDSCOPE, CHROME, PROF, FOLDED, JSON, CSV } format;
+
+static const struct {
+    const char *name;
+    format fmt;
+    const char *default_out;
+} formats[] = {
+    {"speedscope", SPEEDSCOPE, "profile.speedscope.json"},
+    {"chrome", CHROME, "profile.trace.json"},
+    {"chrome-trace", CHROME, "profile.trace.json"},
+    {"perfetto", CHROME, "profile.trace.json"},
+    {"prof", PROF, "profile"},
+    {"folded", FOLDED, "profile.folded"},
+    {"json", JSON, "profile.json"},
+    {"csv", CSV, "profile.csv"},
+};
+
+/* Write with `fn` into path (or stdout for "-"); a failed export leaves no
+ * partial file behind. */
+typedef int (*write_fn)(FILE *out, const sp_profile *p, const sp_export_options *o, void *ctx,
+                        char *err, size_t errlen);
+
+static int write_output(const char *path, write_fn fn, const sp_profile *profile,
+                        const sp_export_options *options, void *ctx)
+{
+    char err[1024] = "";
+    int to_stdout = !strcmp(path, "-");
+    FILE *out = to_stdout ? stdout : fopen(path, "wb");
+    if (!out)
+        return cli_file_error(CMD, path, "cannot create: %s", strerror(errno));
+    /* A large buffer: millions of small writes otherwise dominate. */
+    static char buffer[1 << 20];
+    setvbuf(out, buffer, _IOFBF, sizeof buffer);
+    int rc = fn(out, profile, options, ctx, err, sizeof err);
+    int write_failed = ferror(out);
+    int saved = errno;
+    if (to_stdout) {
+        write_failed |= fflush(out) != 0;
+        setvbuf(out, NULL, _IOLBF, 0);
+    } else {
+        write_failed |= fclose(out) != 0;
+    }
+    if (rc == 0 && write_failed)
+        snprintf(err, sizeof err, "write failed: %s", strerror(saved ? saved : EIO));
+    if (rc < 0 || write_failed) {
+        if (!to_stdout)
+            unlink(path);
+        return cli_file_error(CMD, rc < 0 ? profile->path : path, "%s", err);
+    }
+    return 0;
+}
+
+static int write_document(FILE *out, const sp_profile *p, const sp_export_options *o, void *ctx,
+                          char *err, size_t errlen)
+{
+    switch (*(const format *)ctx) {
+    case SPEEDSCOPE: return sp_export_speedscope(out, p, o, err, errlen);
+    case CHROME: return sp_export_chrome(out, p, o, err, errlen);
+    case FOLDED: return sp_export_folded(out, p, o, err, errlen);
+    case JSON: return sp_export_json(out, p, o, err, errlen);
+    default: return sp_export_csv(out, p, o, err, errlen);
+    }
+}
+
+static int write_prof(FILE *out, const sp_profile *p, const sp_export_options *o, void *ctx,
+                      char *err, size_t errlen)
+{
+    return sp_export_prof(out, p, *(const uint32_t *)ctx, o, err, errlen);
+}
+
+static int export_prof_files(const char *out, const sp_profile *profile,
+                             const sp_export_options *options)
+{
+    if (!strcmp(out, "-"))
+        return cli_usage_error(CMD, "prof writes one file per rank: give -o STEM, not '-'");
+    size_t len = strlen(out);
+    if (len > 5 && !strcmp(out + len - 5, ".prof"))
+        len -= 5;
+    uint32_t *ranks = NULL;
+    long n = sp_selected_ranks(profile, options->selection, &ranks);
+    if (n < 0)
+        return cli_file_error(CMD, NULL, "out of memory");
+    if (n == 0) {
+        free(ranks);
+        return cli_file_error(CMD, profile->path, "no rank matches the selection");
+    }
+    int rc = 0;
+    for (long k = 0; k < n && rc == 0; k++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%.*s_rank%u.prof", (int)len, out, ranks[k]);
+        rc = write_output(path, write_prof, profile, options, &ranks[k]);
+        if (rc == 0)
+            printf("wrote %s\n", path);
+    }
+    free(ranks);
+    return rc;
+}
+
 int cmd_export(int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    fprintf(stderr, "scopeprof export: not built yet\n");
-    return 1;
+    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        printf(export_help, sp_selection_help);
+        return 0;
+    }
+    if (argc < 2)
+        return cli_usage_error(CMD, "missing FORMAT (speedscope, chrome, prof, folded, json, csv)");
+    const char *out = NULL, *label = NULL;
+    int call_paths = 1, have_format = 0;
+    format fmt = SPEEDSCOPE;
+    const char **files = calloc((size_t)argc, sizeof *files);
+    size_t num_files = 0;
+    sp_selection sel;
+    sp_selection_init(&sel);
+    int rc = 2;
+    if (!files)
+        return cli_file_error(CMD, NULL, "out of memory");
+    for (int i = 1; i < argc;) {
+        const char *value;
+        char err[512];
+        int got;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf(export_help, sp_selection_help);
+            rc = 0;
+            goto done;
+        }
+        if ((got = cli_option_value(CMD, argc, argv, &i, "--output", "-o", &value)) != 0) {
+            if (got < 0)
+                goto done;
+            out = value;
+            continue;
+        }
+        if ((got = cli_option_value(CMD, argc, argv, &i, "--label", NULL, &value)) != 0) {
+            if (got < 0)
+                goto done;
+            label = value;
+            continue;
+        }
+        if (cli_flag(argv, &i, "--no-call-paths", NULL)) {
+            call_paths = 0;
+            continue;
+        }
+        got = sp_selection_parse_option(&sel, argc, argv, &i, err, sizeof err);
+        if (got < 0) {
+            rc = cli_usage_error(CMD, "%s", err);
+            goto done;
+        }
+        if (got > 0)
+            continue;
+        if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            rc = cli_usage_error(CMD, "unknown option '%s'", argv[i]);
+            goto done;
+        }
+        if (!have_format) {
+            size_t k = 0;
+            while (k < sizeof formats / sizeof formats[0] && strcmp(formats[k].name, argv[i]))
+                k++;
+            if (k == sizeof formats / sizeof formats[0]) {
+                rc = cli_usage_error(CMD, "unknown format '%s' (speedscope, chrome, prof, "
+                                          "folded, json, csv)", argv[i]);
+                goto done;
+            }
+            fmt = formats[k].fmt;
+            have_format = 1;
+            i++;
+            continue;
+        }
+        files[num_files++] = argv[i++];
+    }
+    if (!have_format) {
+        rc = cli_usage_error(CMD, "missing FORMAT");
+        goto done;
+    }
+    if (num_files == 0) {
+        rc = cli_usage_error(CMD, "no input FILES");
+        goto done;
+    }
+    if (fmt == JSON && (sel.lanes || sel.has_from || sel.has_to || sel.has_min_duration)) {
+        rc = cli_usage_error(CMD, "json is lossless: it takes --ranks, --include and "
+                                  "--exclude, not --lanes, --from, --to or --min-duration");
+        goto done;
+    }
+    if (!out)
+        for (size_t k = 0; k < sizeof formats / sizeof formats[0]; k++)
+            if (formats[k].fmt == fmt) {
+                out = formats[k].default_out;
+                break;
+            }
+
+    char err[1024] = "";
+    sp_profile *profile = sp_load_run(files, num_files, err, sizeof err);
+    if (!profile) {
+        rc = cli_file_error(CMD, NULL, "%s", err);
+        goto done;
+    }
+    sp_export_options options = {
+        .selection = &sel, .label = label, .call_paths = call_paths, .warnings = stderr};
+    if (fmt == PROF)
+        rc = export_prof_files(out, profile, &options);
+    else
+        rc = write_output(out, write_document, profile, &options, &fmt);
+    if (rc == 0 && fmt != PROF && strcmp(out, "-"))
+        printf("wrote %s\n", out);
+    sp_profile_free(profile);
+done:
+    sp_selection_free(&sel);
+    free(files);
+    return rc;
 }

@@ -1,9 +1,122 @@
-/* placeholder: being written */
+/* cmd_flame.c - `scopeprof flame FILES... -o flame.svg [--chart] [filters]`. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_util.h"
 #include "commands.h"
+#include "scopeprof/export.h"
+#include "scopeprof/h5.h"
+
+#define CMD "flame"
+
+static const char flame_help[] =
+    "usage: scopeprof flame FILES... [-o OUT.svg] [--chart] [options]\n"
+    "\n"
+    "Write a self-contained interactive SVG (open it in a browser).\n"
+    "\n"
+    "Default: a flame graph - calls aggregated by call path over the selected\n"
+    "ranks and lanes, width = inclusive time, one frame per distinct call path.\n"
+    "With --chart: a flame chart - time on x, one labelled band per rank and\n"
+    "lane, one frame per call.  Hover a frame for calls, inclusive and exclusive\n"
+    "time; click to zoom, 'Reset zoom' to go back, 'Search' to highlight regions\n"
+    "matching a regular expression.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output OUT      output file (default flame.svg; '-' = standard output)\n"
+    "      --chart           draw a flame chart instead of a flame graph\n"
+    "      --label TEXT      title (default: metadata label)\n"
+    "  -h, --help            show this help\n"
+    "\n"
+    "selection (all ranks by default):\n"
+    "%s"
+    "\n"
+    "Exit status: 0 ok, 1 unreadable file or failed drawing, 2 usage error.\n";
+
 int cmd_flame(int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    fprintf(stderr, "scopeprof flame: not built yet\n");
-    return 1;
+    const char *out = "flame.svg", *label = NULL;
+    int chart = 0, rc = 2;
+    const char **files = calloc((size_t)argc + 1, sizeof *files);
+    size_t num_files = 0;
+    sp_selection sel;
+    sp_selection_init(&sel);
+    if (!files)
+        return cli_file_error(CMD, NULL, "out of memory");
+    for (int i = 1; i < argc;) {
+        const char *value;
+        char err[512];
+        int got;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf(flame_help, sp_selection_help);
+            rc = 0;
+            goto done;
+        }
+        if ((got = cli_option_value(CMD, argc, argv, &i, "--output", "-o", &value)) != 0) {
+            if (got < 0)
+                goto done;
+            out = value;
+            continue;
+        }
+        if ((got = cli_option_value(CMD, argc, argv, &i, "--label", NULL, &value)) != 0) {
+            if (got < 0)
+                goto done;
+            label = value;
+            continue;
+        }
+        if (cli_flag(argv, &i, "--chart", NULL)) {
+            chart = 1;
+            continue;
+        }
+        got = sp_selection_parse_option(&sel, argc, argv, &i, err, sizeof err);
+        if (got < 0) {
+            rc = cli_usage_error(CMD, "%s", err);
+            goto done;
+        }
+        if (got > 0)
+            continue;
+        if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            rc = cli_usage_error(CMD, "unknown option '%s'", argv[i]);
+            goto done;
+        }
+        files[num_files++] = argv[i++];
+    }
+    if (num_files == 0) {
+        rc = cli_usage_error(CMD, "no input FILES");
+        goto done;
+    }
+    char err[1024] = "";
+    sp_profile *profile = sp_load_run(files, num_files, err, sizeof err);
+    if (!profile) {
+        rc = cli_file_error(CMD, NULL, "%s", err);
+        goto done;
+    }
+    int to_stdout = !strcmp(out, "-");
+    FILE *f = to_stdout ? stdout : fopen(out, "wb");
+    if (!f) {
+        rc = cli_file_error(CMD, out, "cannot create: %s", strerror(errno));
+        sp_profile_free(profile);
+        goto done;
+    }
+    sp_export_options options = {.selection = &sel, .label = label, .warnings = stderr};
+    int failed = sp_flame_svg(f, profile, &options, chart, err, sizeof err) < 0;
+    int write_failed = ferror(f);
+    write_failed |= to_stdout ? fflush(f) != 0 : fclose(f) != 0;
+    if (failed || write_failed) {
+        if (!to_stdout)
+            unlink(out);
+        rc = failed ? cli_file_error(CMD, profile->path, "%s", err)
+                    : cli_file_error(CMD, out, "write failed: %s", strerror(errno));
+    } else {
+        rc = 0;
+        if (!to_stdout)
+            printf("wrote %s\n", out);
+    }
+    sp_profile_free(profile);
+done:
+    sp_selection_free(&sel);
+    free(files);
+    return rc;
 }

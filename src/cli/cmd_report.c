@@ -1,9 +1,585 @@
-/* placeholder: being written */
+/* cmd_report.c - `scopeprof report [options] FILES...`: option parsing and
+ * printing of the tables computed by sp_report_build (src/report.c).
+ * Everything fits an 80-column terminal; a name too long for its column
+ * goes on a line of its own with the numbers below it, never truncated. */
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_util.h"
 #include "commands.h"
+#include "scopeprof/analysis.h"
+#include "scopeprof/h5.h"
+#include "scopeprof/report.h"
+
+#define CMD "report"
+
+static const char report_help[] =
+    "usage: scopeprof report [options] FILES...\n"
+    "\n"
+    "Print the call tree, the flat profile, the thread and task tables and the\n"
+    "cross-rank statistics of one run (rank files of one run, merged files, or\n"
+    "files written by the Python scope-profiler).\n"
+    "\n"
+    "sections (default: all that apply; several may be given):\n"
+    "      --tree           the call tree, merged over ranks and lanes\n"
+    "      --flat           the flat profile\n"
+    "      --threads        the thread and task tables\n"
+    "      --ranks-table    per-region statistics over ranks\n"
+    "\n"
+    "options:\n"
+    "      --lanes          one call tree per rank and lane instead of one merged\n"
+    "                       tree (to select lanes, use --lanes=LIST)\n"
+    "      --depth N        show N levels of the call tree (1 = roots only)\n"
+    "      --min-percent P  hide tree nodes below P %% of the run\n"
+    "      --sort KEY       flat profile order: exclusive (default), inclusive,\n"
+    "                       calls, mean, max, name\n"
+    "  -h, --help           show this help\n"
+    "\n"
+    "selection:\n"
+    "%s"
+    "\n"
+    "Times: inclusive = with children, exclusive = without; the flat inclusive\n"
+    "time counts recursive calls once.  %% of the run = inclusive / (wall time x\n"
+    "ranks in the tree).  Colour only on a terminal and without NO_COLOR.\n"
+    "Exit status: 0 ok, 1 unreadable or damaged file, 2 usage error.\n";
+
+/* ---- output helpers ---------------------------------------------------------- */
+
+typedef struct printer {
+    FILE *out;
+    int color;
+} printer;
+
+static const char *bold(const printer *p) { return p->color ? "\033[1m" : ""; }
+static const char *dim(const printer *p) { return p->color ? "\033[2m" : ""; }
+static const char *reset(const printer *p) { return p->color ? "\033[0m" : ""; }
+
+/* Terminal columns of a UTF-8 string (µ is one column, two bytes). */
+static size_t columns(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xc0) != 0x80;
+    return n;
+}
+
+/* `s` right-aligned in `width` columns, after one separating space. */
+static void cell(const printer *p, const char *s, size_t width)
+{
+    size_t c = columns(s);
+    fputc(' ', p->out);
+    for (; c < width; c++)
+        fputc(' ', p->out);
+    fputs(s, p->out);
+}
+
+static void time_cell(const printer *p, int64_t ns, size_t width)
+{
+    char buf[32];
+    sp_format_duration(ns, buf, sizeof buf);
+    cell(p, buf, width);
+}
+
+static void count_cell(const printer *p, uint64_t n, size_t width)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)n);
+    cell(p, buf, width);
+}
+
+/* A name column: `text` (with `extra` dimmed after it) padded to `width`;
+ * when too long, alone on its line and the numbers start on the next. */
+static void name_cell(const printer *p, size_t indent, const char *text, const char *extra,
+                      size_t width)
+{
+    size_t used = indent + columns(text) + (extra && extra[0] ? 2 + columns(extra) : 0);
+    fprintf(p->out, "%*s%s", (int)indent, "", text);
+    if (extra && extra[0])
+        fprintf(p->out, "  %s%s%s", dim(p), extra, reset(p));
+    if (used > width) {
+        fputc('\n', p->out);
+        used = 0;
+    }
+    for (; used < width; used++)
+        fputc(' ', p->out);
+}
+
+static void section(const printer *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void section(const printer *p, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(p->out, "\n%s", bold(p));
+    va_start(ap, fmt);
+    vfprintf(p->out, fmt, ap);
+    va_end(ap);
+    fprintf(p->out, "%s\n", reset(p));
+}
+
+/* "0-3,5,7-8" */
+static void print_rank_list(FILE *out, const uint32_t *ranks, size_t n)
+{
+    for (size_t k = 0; k < n;) {
+        size_t j = k;
+        while (j + 1 < n && ranks[j + 1] == ranks[j] + 1)
+            j++;
+        fprintf(out, "%s%u", k ? "," : "", ranks[k]);
+        if (j > k)
+            fprintf(out, "-%u", ranks[j]);
+        k = j + 1;
+    }
+}
+
+/* ---- header ------------------------------------------------------------------ */
+
+static void print_header(const printer *p, const sp_report *r, const sp_profile *profile,
+                         char **files, size_t num_files)
+{
+    const char *label = sp_profile_meta_string(profile, "label");
+    fprintf(p->out, "%sscopeprof report%s%s%s\n", bold(p), label && label[0] ? ": " : "",
+            label && label[0] ? label : "", reset(p));
+    fprintf(p->out, "  files  ");
+    /* Long file lists (one file per rank) are shortened to first ... last. */
+    for (size_t k = 0; k < num_files; k++) {
+        if (num_files > 4 && k == 2) {
+            fprintf(p->out, " ...");
+            k = num_files - 1;
+        }
+        fprintf(p->out, "%s%s", k ? " " : "", files[k]);
+    }
+    if (num_files > 4)
+        fprintf(p->out, " (%zu files)", num_files);
+    char wall[32];
+    sp_format_duration(r->wall_ns, wall, sizeof wall);
+    fprintf(p->out, "\n  ranks  %zu", r->num_ranks);
+    if (r->num_ranks) {
+        fprintf(p->out, " (");
+        print_rank_list(p->out, r->ranks, r->num_ranks);
+        fprintf(p->out, ")");
+    }
+    fprintf(p->out, "   wall time  %s   calls  %llu\n", wall, (unsigned long long)r->num_calls);
+}
+
+/* ---- call tree ------------------------------------------------------------- */
+
+typedef struct tree_view {
+    long max_depth;           /* levels shown; 0 = all */
+    double min_percent;
+} tree_view;
+
+#define TREE_NAME_W 25
+
+static double node_percent(const sp_report *r, const sp_report_tree *t, const sp_report_node *n)
+{
+    if (r->wall_ns <= 0 || t->num_ranks == 0)
+        return -1;
+    return 100.0 * (double)n->inclusive / ((double)r->wall_ns * (double)t->num_ranks);
+}
+
+static void tree_columns(const printer *p)
+{
+    fprintf(p->out, "%s%-*s", dim(p), TREE_NAME_W, "region");
+    cell(p, "calls", 7);
+    cell(p, "%run", 5);
+    static const char *const heads[] = {"incl", "excl", "mean", "min", "max"};
+    for (size_t k = 0; k < 5; k++)
+        cell(p, heads[k], 7);
+    fprintf(p->out, "%s\n", reset(p));
+}
+
+static void print_node(const printer *p, const sp_report *r, const sp_report_tree *t,
+                       const sp_report_node *n)
+{
+    const sp_profile *profile = r->profile;
+    char where[512] = "";
+    const char *file = r->source_file[n->region];
+    if (file) {
+        const char *base = strrchr(file, '/');
+        if (r->source_line[n->region] >= 0)
+            snprintf(where, sizeof where, "%s:%lld", base ? base + 1 : file,
+                     (long long)r->source_line[n->region]);
+        else
+            snprintf(where, sizeof where, "%s", base ? base + 1 : file);
+    }
+    name_cell(p, 2 * (size_t)n->depth, profile->names[n->region], where, TREE_NAME_W);
+    count_cell(p, n->calls, 7);
+    double pct = node_percent(r, t, n);
+    char buf[32];
+    if (pct < 0)
+        snprintf(buf, sizeof buf, "-");
+    else
+        snprintf(buf, sizeof buf, "%.1f", pct);
+    cell(p, buf, 5);
+    time_cell(p, n->inclusive, 7);
+    time_cell(p, n->exclusive, 7);
+    time_cell(p, n->calls ? (int64_t)((double)n->inclusive / (double)n->calls + 0.5) : -1, 7);
+    time_cell(p, n->minimum, 7);
+    time_cell(p, n->maximum, 7);
+    fputc('\n', p->out);
+}
+
+static int node_shown(const sp_report *r, const sp_report_tree *t, const sp_report_node *n,
+                      const tree_view *v)
+{
+    if (v->max_depth > 0 && n->depth >= (uint32_t)v->max_depth)
+        return 0;
+    double pct = node_percent(r, t, n);
+    return pct < 0 || pct >= v->min_percent;
+}
+
+/* Depth first, children by inclusive time; a hidden node hides its subtree. */
+static void print_tree(const printer *p, const sp_report *r, const sp_report_tree *t,
+                       const tree_view *v)
+{
+    tree_columns(p);
+    size_t hidden = 0;
+    int64_t i = t->first_root;
+    while (i >= 0) {
+        const sp_report_node *n = &t->nodes[i];
+        int shown = node_shown(r, t, n, v);
+        if (shown)
+            print_node(p, r, t, n);
+        else
+            hidden++;
+        if (shown && n->first_child >= 0) {
+            i = n->first_child;
+            continue;
+        }
+        while (i >= 0 && t->nodes[i].next_sibling < 0)
+            i = t->nodes[i].parent;
+        if (i >= 0)
+            i = t->nodes[i].next_sibling;
+    }
+    if (hidden)
+        fprintf(p->out, "%s(%zu node%s below --depth/--min-percent not shown)%s\n", dim(p),
+                hidden, hidden == 1 ? "" : "s", reset(p));
+}
+
+static void print_trees(const printer *p, const sp_report *r, int per_lane, const tree_view *v)
+{
+    if (!r->has_tree) {
+        section(p, "Call tree");
+        fprintf(p->out, "%s(none: %s)%s\n", dim(p),
+                r->profile->aggregate ? "the file keeps totals per region only (aggregate layout)"
+                : r->num_ranks == 0   ? "no rank selected"
+                                      : "no rank could be reconstructed",
+                reset(p));
+        return;
+    }
+    if (!per_lane) {
+        section(p, "Call tree%s", r->tree.num_ranks > 1 ? " (ranks and threads merged)"
+                                                         : " (threads merged)");
+        print_tree(p, r, &r->tree, v);
+        return;
+    }
+    for (size_t k = 0; k < r->num_lane_trees; k++) {
+        const sp_report_tree *t = &r->lane_trees[k];
+        char label[256];
+        sp_lane_label(r->profile, t->rank, t->lane, label, sizeof label);
+        section(p, "Call tree: rank %u, %s", t->rank, label);
+        print_tree(p, r, t, v);
+    }
+}
+
+/* ---- flat profile ------------------------------------------------------------- */
+
+#define FLAT_NAME_W 31
+
+static void print_flat(const printer *p, const sp_report *r)
+{
+    section(p, "Flat profile (%zu region%s)", r->num_flat, r->num_flat == 1 ? "" : "s");
+    fprintf(p->out, "%s%-*s", dim(p), FLAT_NAME_W, "region");
+    cell(p, "calls", 7);
+    static const char *const heads[] = {"incl", "excl", "mean", "min", "max"};
+    for (size_t k = 0; k < 5; k++)
+        cell(p, heads[k], 7);
+    fprintf(p->out, "%s\n", reset(p));
+    for (size_t k = 0; k < r->num_flat; k++) {
+        const sp_report_flat_row *f = &r->flat[k];
+        name_cell(p, 0, r->profile->names[f->region], NULL, FLAT_NAME_W);
+        count_cell(p, f->calls, 7);
+        time_cell(p, f->inclusive, 7);
+        time_cell(p, f->exclusive, 7);
+        time_cell(p, (int64_t)(f->mean + 0.5), 7);
+        time_cell(p, f->minimum, 7);
+        time_cell(p, f->maximum, 7);
+        fputc('\n', p->out);
+    }
+}
+
+/* ---- threads and tasks ---------------------------------------------------------- */
+
+static void print_threads(const printer *p, const sp_report *r)
+{
+    int ranked = r->num_ranks > 1;
+    if (r->num_threads) {
+        section(p, "Threads");
+        fprintf(p->out, "%s", dim(p));
+        if (ranked)
+            fprintf(p->out, "%5s ", "rank");
+        fprintf(p->out, "%-*s", ranked ? 30 : 36, "thread");
+        cell(p, "wall", 9);
+        cell(p, "CPU", 9);
+        cell(p, "CPU/wall", 8);
+        cell(p, "calls", 10);
+        fprintf(p->out, "%s\n", reset(p));
+        for (size_t k = 0; k < r->num_threads; k++) {
+            const sp_report_thread_row *t = &r->threads[k];
+            if (ranked)
+                fprintf(p->out, "%5u ", t->rank);
+            char name[256];
+            if (t->name[0])
+                snprintf(name, sizeof name, "%s", t->name);
+            else
+                snprintf(name, sizeof name, "thread %lld", (long long)t->index);
+            name_cell(p, 0, name, NULL, ranked ? 30 : 36);
+            time_cell(p, t->wall_ns, 9);
+            time_cell(p, t->cpu_ns, 9);
+            char pct[32];
+            if (t->cpu_percent < 0)
+                snprintf(pct, sizeof pct, "-");
+            else
+                snprintf(pct, sizeof pct, "%.1f%%", t->cpu_percent);
+            cell(p, pct, 8);
+            count_cell(p, t->calls, 10);
+            fputc('\n', p->out);
+        }
+    }
+    if (r->num_tasks) {
+        section(p, "Tasks");
+        fprintf(p->out, "%s", dim(p));
+        if (ranked)
+            fprintf(p->out, "%5s ", "rank");
+        fprintf(p->out, "%-8s %-*s %-14s", "kind", ranked ? 16 : 22, "name", "thread");
+        cell(p, "steps", 7);
+        cell(p, "running", 8);
+        cell(p, "suspended", 9);
+        fprintf(p->out, "%s\n", reset(p));
+        for (size_t k = 0; k < r->num_tasks; k++) {
+            const sp_report_task_row *t = &r->tasks[k];
+            if (ranked)
+                fprintf(p->out, "%5u ", t->rank);
+            char thread[256];
+            sp_lane_label(r->profile, t->rank, sp_lane_id(t->thread_index, -1), thread,
+                          sizeof thread);
+            fprintf(p->out, "%-8s ", t->kind);
+            name_cell(p, 0, t->name, NULL, ranked ? 16 : 22);
+            fputc(' ', p->out);
+            name_cell(p, 0, thread, NULL, 14);
+            count_cell(p, t->steps >= 0 ? (uint64_t)t->steps : 0, 7);
+            time_cell(p, t->running_ns, 8);
+            time_cell(p, t->suspended_ns, 9);
+            fputc('\n', p->out);
+        }
+    }
+}
+
+/* ---- cross-rank statistics ----------------------------------------------------- */
+
+#define CROSS_NAME_W 26
+
+static void print_cross(const printer *p, const sp_report *r)
+{
+    section(p, "Across %zu ranks (a rank without calls of a region counts as 0)", r->num_ranks);
+    fprintf(p->out, "%s%-*s %-9s", dim(p), CROSS_NAME_W, "region", "");
+    cell(p, "min", 8);
+    cell(p, "mean", 8);
+    cell(p, "max", 8);
+    cell(p, "max/mean", 8);
+    cell(p, "slowest", 7);
+    fprintf(p->out, "%s\n", reset(p));
+    for (size_t k = 0; k < r->num_cross; k++) {
+        const sp_report_cross_row *c = &r->cross[k];
+        char buf[32];
+        name_cell(p, 0, r->profile->names[c->region], NULL, CROSS_NAME_W);
+        fprintf(p->out, " %-9s", "inclusive");
+        time_cell(p, c->inclusive_min, 8);
+        time_cell(p, (int64_t)(c->inclusive_mean + 0.5), 8);
+        time_cell(p, c->inclusive_max, 8);
+        snprintf(buf, sizeof buf, "%.2f", c->imbalance);
+        cell(p, buf, 8);
+        snprintf(buf, sizeof buf, "rank %u", c->slowest_rank);
+        cell(p, buf, 7);
+        fprintf(p->out, "\n%-*s %-9s", CROSS_NAME_W, "", "exclusive");
+        time_cell(p, c->exclusive_min, 8);
+        time_cell(p, c->exclusive_mean < 0 ? -1 : (int64_t)(c->exclusive_mean + 0.5), 8);
+        time_cell(p, c->exclusive_max, 8);
+        fprintf(p->out, "\n%-*s %-9s", CROSS_NAME_W, "", "calls");
+        count_cell(p, c->calls_min, 8);
+        snprintf(buf, sizeof buf, "%.1f", c->calls_mean);
+        cell(p, buf, 8);
+        count_cell(p, c->calls_max, 8);
+        fputc('\n', p->out);
+    }
+}
+
+/* ---- command ------------------------------------------------------------------- */
+
+/* The input file holding `rank`.  Rank files of one run are loaded into one
+ * profile without a path, so a warning about a rank has to find its file:
+ * read them again, only on that (rare) path. */
+static const char *file_of_rank(char **files, size_t num_files, uint32_t rank)
+{
+    if (num_files == 1)
+        return files[0];
+    for (size_t k = 0; k < num_files; k++) {
+        char err[512];
+        sp_profile *p = sp_h5_read(files[k], err, sizeof err);
+        int found = 0;
+        for (size_t r = 0; p && r < p->num_rows && !found; r++)
+            found = p->rows[r].rank == rank;
+        sp_profile_free(p);
+        if (found)
+            return files[k];
+    }
+    return NULL;
+}
+
+static void warn_rank(const sp_report_warning *w, const sp_profile *profile, char **files,
+                      size_t num_files)
+{
+    const char *msg = w->message;
+    /* The reconstruction names profile->path, or "profile" without one. */
+    const char *named = profile->path ? profile->path : "profile";
+    size_t len = strlen(named);
+    if (!strncmp(msg, named, len) && !strncmp(msg + len, ": ", 2))
+        msg += len + 2;
+    const char *file = file_of_rank(files, num_files, w->rank);
+    cli_warning(CMD, "%s%s%s (its calls are counted from the file's per-region totals; "
+                     "exclusive time unknown)",
+                file ? file : "", file ? ": " : "", msg);
+}
+
+enum { SHOW_TREE = 1, SHOW_FLAT = 2, SHOW_THREADS = 4, SHOW_RANKS = 8 };
+
 int cmd_report(int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    fprintf(stderr, "scopeprof report: not built yet\n");
-    return 1;
+    sp_selection sel;
+    sp_selection_init(&sel);
+    sp_report_options opt = {.selection = &sel, .sort = SP_SORT_EXCLUSIVE};
+    tree_view view = {0, 0};
+    int show = 0, status = 2;
+    char **files = malloc((size_t)argc * sizeof *files);
+    size_t num_files = 0;
+    sp_profile *profile = NULL;
+    sp_report report;
+    memset(&report, 0, sizeof report);
+    if (!files) {
+        status = cli_file_error(CMD, NULL, "out of memory");
+        goto out;
+    }
+    int only_files = 0;
+    for (int i = 1; i < argc;) {
+        const char *v;
+        int r;
+        char err[512];
+        if (only_files || argv[i][0] != '-' || !strcmp(argv[i], "-")) {
+            files[num_files++] = argv[i++];
+            continue;
+        }
+        if (cli_flag(argv, &i, "--", NULL)) {
+            only_files = 1;
+        } else if (cli_flag(argv, &i, "--help", "-h")) {
+            printf(report_help, sp_selection_help);
+            status = 0;
+            goto out;
+        } else if (cli_flag(argv, &i, "--lanes", NULL)) {
+            /* Bare --lanes: one tree per lane.  --lanes=LIST (below) selects. */
+            opt.per_lane = 1;
+        } else if (cli_flag(argv, &i, "--tree", NULL)) {
+            show |= SHOW_TREE;
+        } else if (cli_flag(argv, &i, "--flat", NULL)) {
+            show |= SHOW_FLAT;
+        } else if (cli_flag(argv, &i, "--threads", NULL)) {
+            show |= SHOW_THREADS;
+        } else if (cli_flag(argv, &i, "--ranks-table", NULL)) {
+            show |= SHOW_RANKS;
+        } else if ((r = cli_option_value(CMD, argc, argv, &i, "--depth", NULL, &v))) {
+            if (r < 0)
+                goto out;
+            if (cli_parse_long(v, 1, 1000000, &view.max_depth) != 0) {
+                status = cli_usage_error(CMD, "--depth: '%s' is not a positive integer", v);
+                goto out;
+            }
+        } else if ((r = cli_option_value(CMD, argc, argv, &i, "--min-percent", NULL, &v))) {
+            if (r < 0)
+                goto out;
+            if (cli_parse_double(v, 0, &view.min_percent) != 0) {
+                status = cli_usage_error(CMD, "--min-percent: '%s' is not a number >= 0", v);
+                goto out;
+            }
+        } else if ((r = cli_option_value(CMD, argc, argv, &i, "--sort", NULL, &v))) {
+            if (r < 0)
+                goto out;
+            if (sp_report_parse_sort(v, &opt.sort) != 0) {
+                status = cli_usage_error(CMD, "--sort: '%s' is not one of exclusive, inclusive, "
+                                              "calls, mean, max, name", v);
+                goto out;
+            }
+        } else if ((r = sp_selection_parse_option(&sel, argc, argv, &i, err, sizeof err))) {
+            if (r < 0) {
+                status = cli_usage_error(CMD, "%s", err);
+                goto out;
+            }
+        } else {
+            status = cli_usage_error(CMD, "unknown option '%s'", argv[i]);
+            goto out;
+        }
+    }
+    if (num_files == 0) {
+        status = cli_usage_error(CMD, "no input files");
+        goto out;
+    }
+    if (show == 0)
+        show = SHOW_TREE | SHOW_FLAT | SHOW_THREADS | SHOW_RANKS;
+
+    /* A missing file gets the system's own words, before any reader runs. */
+    for (size_t k = 0; k < num_files; k++)
+        if (access(files[k], R_OK) != 0) {
+            status = cli_file_error(CMD, files[k], "%s", strerror(errno));
+            goto out;
+        }
+    char err[1024];
+    profile = sp_load_run((const char *const *)files, num_files, err, sizeof err);
+    if (!profile) {
+        status = cli_file_error(CMD, num_files == 1 ? files[0] : NULL, "%s", err);
+        goto out;
+    }
+    if (sp_report_build(profile, &opt, &report, err, sizeof err) != 0) {
+        status = cli_file_error(CMD, NULL, "%s", err);
+        goto out;
+    }
+    for (size_t k = 0; k < report.num_warnings; k++)
+        warn_rank(&report.warnings[k], profile, files, num_files);
+    if (report.num_ranks == 0 && profile->num_rows > 0)
+        cli_warning(CMD, "--ranks selects none of the ranks in these files");
+
+    printer p = {stdout, cli_use_color(stdout)};
+    print_header(&p, &report, profile, files, num_files);
+    if (show & SHOW_TREE)
+        print_trees(&p, &report, opt.per_lane, &view);
+    if (show & SHOW_FLAT)
+        print_flat(&p, &report);
+    if ((show & SHOW_THREADS) && (report.num_threads || report.num_tasks))
+        print_threads(&p, &report);
+    else if (show == SHOW_THREADS)
+        fprintf(stdout, "\n(no thread or task table in %s)\n",
+                num_files == 1 ? files[0] : "these files");
+    if ((show & SHOW_RANKS) && report.num_ranks > 1)
+        print_cross(&p, &report);
+    else if (show == SHOW_RANKS)
+        fprintf(stdout, "\n(one rank selected: no cross-rank statistics)\n");
+    status = fflush(stdout) == 0
+                 ? 0
+                 : cli_file_error(CMD, NULL, "cannot write the report: %s", strerror(errno));
+out:
+    sp_report_free(&report);
+    if (profile)
+        sp_profile_free(profile);
+    sp_selection_free(&sel);
+    free(files);
+    return status;
 }

@@ -1,0 +1,158 @@
+/* scopeprof/export.h - exporters for the viewers people already use, the
+ * flame graph, and the helpers they share (streaming JSON writer, per-lane
+ * walk, call-path aggregation).
+ *
+ * Every exporter streams to a FILE*: memory is bounded by the input columns
+ * plus one rank's reconstruction at a time, never by the output text.
+ * Each returns 0, or -1 with a one-line message in err. */
+#ifndef SCOPEPROF_EXPORT_H
+#define SCOPEPROF_EXPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "scopeprof/analysis.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- streaming JSON writer ---------------------------------------------- */
+
+#define SP_JSON_MAX_DEPTH 32
+
+typedef struct sp_json {
+    FILE *out;
+    int depth;
+    int after_key;                         /* a key was written, value pending */
+    unsigned char has_items[SP_JSON_MAX_DEPTH]; /* comma needed at this level */
+} sp_json;
+
+void sp_json_init(sp_json *j, FILE *out);
+void sp_json_begin_object(sp_json *j);
+void sp_json_end_object(sp_json *j);
+void sp_json_begin_array(sp_json *j);
+void sp_json_end_array(sp_json *j);
+void sp_json_key(sp_json *j, const char *key);
+void sp_json_string(sp_json *j, const char *s);          /* NULL -> null */
+void sp_json_string_n(sp_json *j, const char *s, size_t n);
+void sp_json_int(sp_json *j, int64_t v);
+void sp_json_uint(sp_json *j, uint64_t v);
+void sp_json_double(sp_json *j, double v);               /* non-finite -> null */
+/* value / 10^decimals written exactly in decimal (e.g. ns as seconds with 9),
+ * trailing zeros dropped: fast and lossless for integer clocks. */
+void sp_json_fixed(sp_json *j, int64_t value, unsigned decimals);
+void sp_json_bool(sp_json *j, int v);
+void sp_json_null(sp_json *j);
+/* A value that already is JSON text (caller guarantees validity). */
+void sp_json_raw(sp_json *j, const char *json);
+/* Raw newline between items, to keep huge documents line-oriented. */
+void sp_json_newline(sp_json *j);
+/* Write the string escaped for JSON, without quotes (also used by CSV/SVG). */
+void sp_json_escape(FILE *out, const char *s, size_t n);
+/* Write value / 10^decimals to out (shared by the text exporters). */
+void sp_write_fixed(FILE *out, int64_t value, unsigned decimals);
+void sp_write_int(FILE *out, int64_t v);
+
+/* ---- per-lane depth-first walk ------------------------------------------ */
+
+/* Children in start order and, per lane (ascending lane id), the chain of
+ * that lane's roots in start order (roots are chained through next_sibling,
+ * one chain per lane). */
+typedef struct sp_lane_walk {
+    size_t num_lanes;
+    int64_t *lanes;        /* ascending; -1 alone when there is no lane column */
+    int64_t *first_root;   /* per lane */
+    size_t *lane_calls;    /* per lane: number of calls */
+    int64_t *first_child;  /* per call */
+    int64_t *next_sibling; /* per call */
+} sp_lane_walk;
+
+int sp_lane_walk_build(const sp_calls *calls, sp_lane_walk *walk);
+void sp_lane_walk_free(sp_lane_walk *walk);
+
+/* Visit one lane depth first: open(i) before the children of i, close(i)
+ * after them; no recursion.  Returns the first nonzero callback result. */
+typedef int (*sp_walk_fn)(void *ctx, size_t call);
+int sp_lane_walk_visit(const sp_lane_walk *walk, const sp_calls *calls, size_t lane_index,
+                       sp_walk_fn open, sp_walk_fn close, void *ctx);
+
+/* ---- call-path aggregation ---------------------------------------------- */
+
+enum { SP_PATH_REGION = 0, SP_PATH_RANK = 1, SP_PATH_LANE = 2 };
+
+typedef struct sp_path_node {
+    int64_t parent;        /* -1: a top node */
+    int kind;              /* SP_PATH_* */
+    int64_t value;         /* region index, rank, or lane id */
+    int64_t first_child, last_child, next_sibling; /* first-seen order */
+    uint64_t calls;
+    int64_t inclusive_ns, exclusive_ns;
+    /* source of the first call seen on this path */
+    const char *source_file; /* "" unknown */
+    int64_t source_line;     /* -1 unknown */
+} sp_path_node;
+
+typedef struct sp_path_tree {
+    size_t n, cap;
+    sp_path_node *nodes;
+    int64_t *first_top, *last_top;
+    /* open addressing hash of (parent, kind, value) -> node */
+    size_t slots;
+    int64_t *table;
+} sp_path_tree;
+
+void sp_path_tree_init(sp_path_tree *tree);
+void sp_path_tree_free(sp_path_tree *tree);
+/* The child (kind, value) of parent (-1 = top level), created if new;
+ * -1 on allocation failure. */
+int64_t sp_path_tree_child(sp_path_tree *tree, int64_t parent, int kind, int64_t value);
+/* Add every call of a rank: path node = (node of its parent call, region).
+ * Roots hang from `top` (-1 = top level), or, with per_lane, from a lane
+ * node under `top`.  node_of_call (calls.n entries) may be NULL. */
+int sp_path_tree_add(sp_path_tree *tree, const sp_profile *profile, const sp_rank_data *data,
+                     int64_t top, int per_lane, int64_t *node_of_call);
+/* First top-level node, for iteration through next_sibling. */
+int64_t sp_path_tree_first_top(const sp_path_tree *tree);
+
+/* ---- exporters ---------------------------------------------------------- */
+
+typedef struct sp_export_options {
+    const sp_selection *selection; /* NULL: everything */
+    const char *label;             /* run label; NULL: metadata "label" or "profile" */
+    int call_paths;                /* prof: 1 = call-path mode (default) */
+    FILE *warnings;                /* warnings go here (stderr); NULL: none */
+} sp_export_options;
+
+/* More events than this in one export: warn and suggest filters. */
+#define SP_EXPORT_WARN_EVENTS 1000000u
+
+const char *sp_export_label(const sp_profile *profile, const sp_export_options *options);
+
+int sp_export_speedscope(FILE *out, const sp_profile *profile, const sp_export_options *options,
+                         char *err, size_t errlen);
+int sp_export_chrome(FILE *out, const sp_profile *profile, const sp_export_options *options,
+                     char *err, size_t errlen);
+/* One rank's pstats dict, in Python's marshal format. */
+int sp_export_prof(FILE *out, const sp_profile *profile, uint32_t rank,
+                   const sp_export_options *options, char *err, size_t errlen);
+int sp_export_folded(FILE *out, const sp_profile *profile, const sp_export_options *options,
+                     char *err, size_t errlen);
+int sp_export_json(FILE *out, const sp_profile *profile, const sp_export_options *options,
+                   char *err, size_t errlen);
+int sp_export_csv(FILE *out, const sp_profile *profile, const sp_export_options *options,
+                  char *err, size_t errlen);
+/* chart = 0: flame graph (aggregated by call path); 1: flame chart (time). */
+int sp_flame_svg(FILE *out, const sp_profile *profile, const sp_export_options *options,
+                 int chart, char *err, size_t errlen);
+
+/* Shared by the exporters: warn (options->warnings) when an export wrote
+ * more than SP_EXPORT_WARN_EVENTS events, suggesting filters. */
+void sp_export_warn_events(const sp_export_options *options, uint64_t events,
+                           const char *format);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SCOPEPROF_EXPORT_H */

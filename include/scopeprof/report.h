@@ -1,0 +1,217 @@
+/* scopeprof/report.h - the numbers behind `scopeprof report`, as data.
+ *
+ * sp_report_build turns a profile (one run, any number of ranks) into:
+ *   - a call tree aggregated by call path (identical paths merged across
+ *     lanes and ranks), and optionally one tree per (rank, lane);
+ *   - a flat table, one row per region;
+ *   - cross-rank statistics per region (when more than one rank);
+ *   - the thread and task tables.
+ * Printing is the command's business (src/cli/cmd_report.c); keeping the
+ * computation here lets tests check every number exactly.
+ *
+ * Definitions (all times in ns):
+ *   tree node inclusive  sum of the durations of the calls on that path;
+ *   tree node exclusive  sum of their exclusive times (duration minus the
+ *                        durations of their kept children);
+ *   flat inclusive       time spent with at least one call of the region
+ *                        open: a call nested inside a call of the same
+ *                        region (recursion) is not counted twice;
+ *   flat total           plain sum of all call durations (mean = total/calls);
+ *   wall                 span of the selected ranks' calls on the run's time
+ *                        axis (clock offsets below applied);
+ *   percent of the run   inclusive / (wall x ranks merged into the tree).
+ *                        Paths merged from several threads can exceed 100 %.
+ * A rank that is not properly nested (or whose stored call ids disagree with
+ * its timestamps) contributes to the flat and cross-rank tables through its
+ * rows' summary statistics (exclusive unknown, -1) and gets a warning; it is
+ * absent from the trees.  Aggregate-layout profiles have no tree: their flat
+ * and cross-rank tables come from the rows' agg_* fields. */
+#ifndef SCOPEPROF_REPORT_H
+#define SCOPEPROF_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scopeprof/analysis.h"
+#include "scopeprof/profile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SP_REPORT_ALL_RANKS UINT32_MAX
+#define SP_REPORT_ALL_LANES INT64_MIN
+
+typedef struct sp_report_node {
+    uint32_t region;          /* index into profile->names */
+    uint32_t depth;           /* 0 for a root */
+    int64_t parent;           /* node index, -1 for a root */
+    int64_t first_child;      /* children by inclusive time, descending; -1 none */
+    int64_t next_sibling;
+    int recursive;            /* the region also appears on an ancestor node */
+    uint64_t calls;
+    int64_t inclusive, exclusive, minimum, maximum;
+} sp_report_node;
+
+typedef struct sp_report_tree {
+    uint32_t rank;            /* SP_REPORT_ALL_RANKS when ranks are merged */
+    int64_t lane;             /* SP_REPORT_ALL_LANES when lanes are merged */
+    size_t num_ranks;         /* ranks merged into it (percent denominator) */
+    size_t num_nodes;
+    sp_report_node *nodes;    /* parents before children */
+    int64_t first_root;       /* roots by inclusive time, descending; -1 none */
+    /* lookup (parent, region) -> node, internal */
+    int64_t *slots;
+    size_t slot_mask;
+} sp_report_tree;
+
+typedef struct sp_report_flat_row {
+    uint32_t region;
+    uint64_t calls;
+    int64_t inclusive;        /* recursion counted once (see above) */
+    int64_t total;            /* sum of durations */
+    int64_t exclusive;        /* -1: unknown */
+    int64_t minimum, maximum;
+    double mean;              /* total / calls */
+} sp_report_flat_row;
+
+/* Statistics of one region over the selected ranks; a rank without calls of
+ * the region counts as 0 (that is an imbalance too). */
+typedef struct sp_report_cross_row {
+    uint32_t region;
+    size_t ranks_with_calls;
+    uint64_t calls_min, calls_max;
+    double calls_mean;
+    int64_t inclusive_min, inclusive_max;
+    double inclusive_mean;
+    int64_t exclusive_min, exclusive_max; /* -1 when some rank's is unknown */
+    double exclusive_mean;                /* -1 when unknown */
+    double imbalance;         /* inclusive max / mean; 0 when the mean is 0 */
+    uint32_t slowest_rank;    /* largest inclusive, lowest rank on ties */
+} sp_report_cross_row;
+
+typedef struct sp_report_thread_row {
+    uint32_t rank;
+    int64_t index;
+    const char *name;         /* points into the profile */
+    int64_t wall_ns;          /* -1 unknown */
+    int64_t cpu_ns;           /* -1 unknown */
+    double cpu_percent;       /* cpu / wall * 100; -1 unknown */
+    uint64_t calls;           /* calls recorded on the thread (its tasks' included) */
+} sp_report_thread_row;
+
+typedef struct sp_report_task_row {
+    uint32_t rank;
+    int64_t index, thread_index, steps, running_ns, suspended_ns;
+    const char *kind, *name;  /* point into the profile */
+} sp_report_task_row;
+
+typedef struct sp_report_warning {
+    uint32_t rank;
+    char *message;            /* the reconstruction's one-line error */
+} sp_report_warning;
+
+typedef enum sp_report_sort {
+    SP_SORT_EXCLUSIVE = 0,
+    SP_SORT_INCLUSIVE,
+    SP_SORT_CALLS,
+    SP_SORT_MEAN,
+    SP_SORT_MAX,
+    SP_SORT_NAME
+} sp_report_sort;
+
+typedef struct sp_report_options {
+    const sp_selection *selection; /* NULL: everything */
+    int per_lane;             /* also build one tree per (rank, lane) */
+    sp_report_sort sort;      /* flat table order */
+} sp_report_options;
+
+typedef struct sp_report {
+    const sp_profile *profile;
+    size_t num_ranks;
+    uint32_t *ranks;          /* selected ranks that have rows, ascending */
+    uint64_t num_calls;       /* calls counted in the flat table */
+    int64_t wall_ns;          /* -1 unknown */
+    int has_tree;             /* 0 for aggregate profiles or no nested rank */
+    sp_report_tree tree;      /* lanes and ranks merged */
+    size_t num_lane_trees;
+    sp_report_tree *lane_trees; /* per_lane: by rank; threads by index, then
+                                   tasks by index, then the unknown lane */
+    size_t num_flat;
+    sp_report_flat_row *flat; /* sorted by options.sort */
+    size_t num_cross;
+    sp_report_cross_row *cross; /* num_ranks > 1 only; mean inclusive descending */
+    size_t num_threads;
+    sp_report_thread_row *threads;
+    size_t num_tasks;
+    sp_report_task_row *tasks;
+    size_t num_warnings;
+    sp_report_warning *warnings;
+    /* per region (profile->num_names): first known source location */
+    const char **source_file; /* NULL when unknown */
+    int64_t *source_line;     /* -1 when unknown */
+} sp_report;
+
+/* Build the report.  Returns 0, or -1 with a one-line message in err (out of
+ * memory).  Ranks that cannot be reconstructed are warnings, not errors.
+ * `out` keeps pointers into `profile`: free the report first. */
+int sp_report_build(const sp_profile *profile, const sp_report_options *options,
+                    sp_report *out, char *err, size_t errlen);
+void sp_report_free(sp_report *report);
+
+/* Re-sort the flat table. */
+void sp_report_sort_flat(sp_report *report, sp_report_sort key);
+/* "exclusive", "inclusive", "calls", "mean", "max", "name"; 0 or -1. */
+int sp_report_parse_sort(const char *text, sp_report_sort *out);
+
+/* Flat row of a region, or NULL. */
+const sp_report_flat_row *sp_report_flat_find(const sp_report *report, uint32_t region);
+/* Node reached from the roots by the region names of `path` ("a > b > c",
+ * " > " separated), or -1. */
+int64_t sp_report_tree_find(const sp_report_tree *tree, const sp_profile *profile,
+                            const char *path);
+
+/* ---- tree building blocks (also used by tests) --------------------------- */
+
+int sp_report_tree_init(sp_report_tree *tree, uint32_t rank, int64_t lane);
+void sp_report_tree_free(sp_report_tree *tree);
+/* Add the calls of a reconstruction (those with lane == `lane` when lane is
+ * not SP_REPORT_ALL_LANES and calls->lane is set).  0 or -1 (out of memory). */
+int sp_report_tree_add_calls(sp_report_tree *tree, const sp_calls *calls, int64_t lane);
+/* Add every node of `from` under the same paths.  0 or -1. */
+int sp_report_tree_merge(sp_report_tree *into, const sp_report_tree *from);
+/* Compute first_root / first_child / next_sibling (inclusive descending,
+ * first seen first on ties).  0 or -1. */
+int sp_report_tree_order(sp_report_tree *tree);
+
+/* ---- the run's time axis ------------------------------------------------ */
+
+/* Nanoseconds to subtract from `rank`'s timestamps to put them on the run's
+ * time axis: (rank's mpi_sync_init_ns - lowest such rank's mpi_sync_init_ns),
+ * 0 when the rank or no other rank has a synchronisation point.  Every rank
+ * reads CLOCK_MONOTONIC right after a barrier in MPI_Init, so the readings
+ * mark one instant on every node's clock.
+ *
+ * Where the value of a rank is found, first match wins:
+ *   metadata "mpi_sync_init_ns.rank<N>" (per-rank copy kept by a merge/load),
+ *   metadata "mpi_sync_init_ns" when the profile is rank N's own file
+ *   (metadata "mpi_rank" == N, or N is the profile's only rank).
+ * Reusable by every exporter that puts several ranks on one time line. */
+int64_t sp_rank_clock_offset(const sp_profile *profile, uint32_t rank);
+/* The synchronisation reading of `rank` for `key` ("mpi_sync_init_ns" or
+ * "mpi_sync_finalize_ns"); 0 and *out set when known, -1 otherwise. */
+int sp_rank_sync_point(const sp_profile *profile, uint32_t rank, const char *key,
+                       int64_t *out);
+
+/* ---- units --------------------------------------------------------------- */
+
+/* A duration with the unit chosen for its size: "999 ns", "1.23 µs",
+ * "12.3 ms", "123 ms", "1.50 s", "4211 s"; "-" for a negative value.
+ * Returns snprintf's length (bytes; "µ" is two bytes, one column). */
+int sp_format_duration(int64_t ns, char *buf, size_t buflen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SCOPEPROF_REPORT_H */

@@ -1,0 +1,636 @@
+/* test_cli.c - the `scopeprof` command as a user runs it: exit codes, error
+ * lines, `report` output on rank files written here with our writer, and
+ * `run` with trivial commands (environment, exit status, signals, the list
+ * of written files). */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pty.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "scopeprof/h5.h"
+#include "scopeprof/profile.h"
+#include "scopeprof_config.h"
+
+/* ---- running scopeprof ------------------------------------------------------ */
+
+static char dir[256]; /* per-test working directory */
+
+static void make_dir(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/scopeprof-cli-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static void remove_dir(void)
+{
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+TestSuite(cli, .init = make_dir, .fini = remove_dir);
+
+static const char *in_dir(const char *name)
+{
+    static char buf[4][512];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+typedef struct result {
+    int status; /* exit code, 128 + signal when killed */
+    char *out, *err;
+} result;
+
+static void result_free(result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+/* Start `scopeprof args...` in the test directory, stdout/stderr to files,
+ * with "KEY=VALUE" entries of env set (or "KEY=" with an empty value). */
+static pid_t start(const char *const *args, const char *const *env)
+{
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        if (chdir(dir) != 0)
+            _exit(120);
+        int out = open("stdout.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int err = open("stderr.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+            _exit(121);
+        unsetenv("SCOPE_PROFILER_OUTPUT");
+        unsetenv("LD_PRELOAD");
+        unsetenv("OMPI_COMM_WORLD_RANK");
+        unsetenv("PMI_RANK");
+        unsetenv("PMIX_RANK");
+        for (size_t k = 0; env && env[k]; k++)
+            putenv((char *)env[k]);
+        const char *argv[64] = {SCOPEPROF_EXE};
+        size_t n = 1;
+        for (size_t k = 0; args[k] && n < 63; k++)
+            argv[n++] = args[k];
+        argv[n] = NULL;
+        execv(SCOPEPROF_EXE, (char *const *)argv);
+        _exit(122);
+    }
+    return pid;
+}
+
+static result finish(pid_t pid)
+{
+    int ws;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    result r;
+    r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+    r.out = slurp(in_dir("stdout.txt"));
+    r.err = slurp(in_dir("stderr.txt"));
+    remove(in_dir("stdout.txt"));
+    remove(in_dir("stderr.txt"));
+    return r;
+}
+
+static result run_env(const char *const *args, const char *const *env)
+{
+    return finish(start(args, env));
+}
+
+#define RUN(...) run_env((const char *const[]){__VA_ARGS__, NULL}, NULL)
+
+/* `scopeprof run` preloads the shim into the commands it runs (sh, touch).
+ * In a sanitizer build the shim carries the ASan runtime, which then cannot
+ * come first in those uninstrumented programs, and their own leaks are not
+ * ours: relax both there (no effect in a normal build). */
+#define RUN_CMD_ENV "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0"
+#define RUN_CMD(...) run_env((const char *const[]){"run", __VA_ARGS__, NULL}, run_env_plain)
+static const char *const run_env_plain[] = {RUN_CMD_ENV, NULL};
+
+static size_t count_lines(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+/* The output line starting with `name` followed by a space, whitespace
+ * squeezed, or "" when there is none. */
+static const char *line_of(const char *text, const char *name)
+{
+    static char buf[512];
+    buf[0] = '\0';
+    size_t len = strlen(name);
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        const char *q = p;
+        while (*q == ' ')
+            q++;
+        if (strncmp(q, name, len) || q[len] != ' ')
+            continue;
+        size_t n = 0;
+        int space = 0;
+        for (; *q && *q != '\n' && n + 1 < sizeof buf; q++) {
+            if (*q == ' ') {
+                space = 1;
+                continue;
+            }
+            if (space && n)
+                buf[n++] = ' ';
+            space = 0;
+            buf[n++] = *q;
+        }
+        buf[n] = '\0';
+        return buf;
+    }
+    return buf;
+}
+
+/* Widest line of `text` in terminal columns (UTF-8 continuation bytes do
+ * not count). */
+static size_t widest_line(const char *text)
+{
+    size_t widest = 0, cols = 0;
+    for (const char *p = text; *p; p++) {
+        if (*p == '\n') {
+            cols = 0;
+            continue;
+        }
+        cols += ((unsigned char)*p & 0xc0) != 0x80;
+        if (cols > widest)
+            widest = cols;
+    }
+    return widest;
+}
+
+/* `scopeprof args...` with a terminal as stdout; everything it printed. */
+static char *run_on_tty(const char *const *args, const char *no_color)
+{
+    int master;
+    pid_t pid = forkpty(&master, NULL, NULL, NULL);
+    cr_assert_geq(pid, 0, "forkpty: %s", strerror(errno));
+    if (pid == 0) {
+        if (chdir(dir) != 0)
+            _exit(120);
+        if (no_color)
+            setenv("NO_COLOR", no_color, 1);
+        else
+            unsetenv("NO_COLOR");
+        const char *argv[16] = {SCOPEPROF_EXE};
+        size_t n = 1;
+        for (size_t k = 0; args[k] && n < 15; k++)
+            argv[n++] = args[k];
+        argv[n] = NULL;
+        execv(SCOPEPROF_EXE, (char *const *)argv);
+        _exit(122);
+    }
+    size_t len = 0, cap = 1 << 16;
+    char *out = malloc(cap);
+    for (;;) { /* until the child closes the terminal (EIO) */
+        if (len + 1 == cap)
+            out = realloc(out, cap *= 2);
+        ssize_t n = read(master, out + len, cap - len - 1);
+        if (n <= 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    out[len] = '\0';
+    close(master);
+    int ws;
+    waitpid(pid, &ws, 0);
+    cr_expect(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "%s", out);
+    return out;
+}
+
+/* ---- rank files --------------------------------------------------------------- */
+
+typedef struct ev {
+    const char *region;
+    int64_t start_us, end_us, thread;
+} ev;
+
+/* One rank's file; times given in µs. */
+static void write_rank(const char *name, uint32_t rank, const ev *evs, size_t n,
+                       const char *const *threads)
+{
+    sp_profile *p = sp_profile_new();
+    p->start = malloc(n * sizeof *p->start);
+    p->end = malloc(n * sizeof *p->end);
+    p->thread_ids = malloc(n * sizeof *p->thread_ids);
+    p->rows = calloc(n, sizeof *p->rows);
+    char *used = calloc(n, 1);
+    for (size_t i = 0; i < n; i++) {
+        if (used[i])
+            continue;
+        sp_row *row = &p->rows[p->num_rows++];
+        row->region = (uint32_t)sp_profile_intern_name(p, evs[i].region);
+        row->rank = rank;
+        row->offset = p->num_events;
+        row->source_line = !strcmp(evs[i].region, "solve") ? 42 : -1;
+        row->exclusive_total = -1;
+        row->source_file = strdup(!strcmp(evs[i].region, "solve") ? "src/solver.c" : "");
+        row->source_text = strdup("");
+        row->tags = strdup("[]");
+        row->event_metadata = strdup("[]");
+        for (size_t j = i; j < n; j++) {
+            if (used[j] || strcmp(evs[j].region, evs[i].region))
+                continue;
+            used[j] = 1;
+            p->start[p->num_events] = 1000000 + evs[j].start_us * 1000;
+            p->end[p->num_events] = 1000000 + evs[j].end_us * 1000;
+            p->thread_ids[p->num_events] = evs[j].thread;
+            p->num_events++;
+            row->count++;
+        }
+        sp_summary_compute(p->start + row->offset, p->end + row->offset, NULL, row->count,
+                           &row->stats);
+    }
+    free(used);
+    p->has_thread_table = 1;
+    for (size_t t = 0; threads[t]; t++) {
+        p->threads = realloc(p->threads, (t + 1) * sizeof *p->threads);
+        p->threads[t] = (sp_thread_row){.rank = rank, .index = (int64_t)t, .ident = 1,
+                                        .native_id = 1, .start_ns = t ? 150000 : 0,
+                                        .end_ns = t ? 750000 : 1000000,
+                                        .cpu_ns = t ? 300000 : 800000,
+                                        .name = strdup(threads[t])};
+        p->num_threads = t + 1;
+    }
+    p->num_ranks = rank + 1;
+    sp_profile_set_meta_int(p, "start_time_ns", 1000000);
+    sp_profile_set_meta_int(p, "mpi_size", 2);
+    sp_profile_set_meta_int(p, "mpi_rank", rank);
+    sp_profile_set_meta_string(p, "label", "demo");
+    char err[512];
+    cr_assert_eq(sp_h5_write(in_dir(name), p, err, sizeof err), 0, "%s", err);
+    sp_profile_free(p);
+}
+
+/* rank 0: main [0,1000] > solve [100,400], solve [500,900], io [950,1000];
+ *         worker: solve [200,700] > assemble [300,400]
+ * rank 1: main [0,2000] > solve [100,1900] > assemble [200,500]   (µs) */
+static void write_run(void)
+{
+    static const ev r0[] = {{"main", 0, 1000, 0},    {"solve", 100, 400, 0},
+                            {"solve", 500, 900, 0},  {"io", 950, 1000, 0},
+                            {"solve", 200, 700, 1},  {"assemble", 300, 400, 1}};
+    static const ev r1[] = {
+        {"main", 0, 2000, 0}, {"solve", 100, 1900, 0}, {"assemble", 200, 500, 0}};
+    write_rank("run_rank00000.h5", 0, r0, 6, (const char *const[]){"MainThread", "worker", NULL});
+    write_rank("run_rank00001.h5", 1, r1, 3, (const char *const[]){"MainThread", NULL});
+}
+
+/* ---- general ---------------------------------------------------------------- */
+
+Test(cli, version)
+{
+    result r = RUN("--version");
+    cr_expect_eq(r.status, 0);
+    char want[64];
+    snprintf(want, sizeof want, "scopeprof %s\n", SCOPEPROF_VERSION);
+    cr_expect_str_eq(r.out, want);
+    result_free(&r);
+}
+
+Test(cli, help_of_report_and_run)
+{
+    result r = RUN("report", "--help");
+    cr_expect_eq(r.status, 0);
+    cr_expect_neq(strstr(r.out, "usage: scopeprof report"), NULL);
+    cr_expect_neq(strstr(r.out, "--min-percent"), NULL);
+    cr_expect_neq(strstr(r.out, "--ranks"), NULL, "selection options listed");
+    cr_expect_str_eq(r.err, "");
+    result_free(&r);
+    r = RUN_CMD("-h");
+    cr_expect_eq(r.status, 0);
+    cr_expect_neq(strstr(r.out, "usage: scopeprof run"), NULL);
+    result_free(&r);
+}
+
+/* ---- report: usage and file errors ---------------------------------------------- */
+
+Test(cli, report_usage_errors_exit_2)
+{
+    write_run();
+    static const char *const cases[][4] = {
+        {"report", NULL},
+        {"report", "--bogus", "run_rank00000.h5", NULL},
+        {"report", "--sort", "fastest", "run_rank00000.h5"},
+        {"report", "--depth", "0", "run_rank00000.h5"},
+        {"report", "--min-percent", "x", "run_rank00000.h5"},
+        {"report", "--ranks", "2-1", "run_rank00000.h5"},
+        {"report", "run_rank00000.h5", "--depth", NULL},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        result r = run_env(cases[k], NULL);
+        cr_expect_eq(r.status, 2, "case %zu: %d %s", k, r.status, r.err);
+        cr_expect_neq(strstr(r.err, "scopeprof report"), NULL, "case %zu: %s", k, r.err);
+        cr_expect_str_eq(r.out, "", "case %zu", k);
+        result_free(&r);
+    }
+}
+
+Test(cli, report_missing_file_exit_1_one_line)
+{
+    write_run();
+    result r = RUN("report", "run_rank00000.h5", "nothere.h5");
+    cr_expect_eq(r.status, 1);
+    cr_expect_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_expect_neq(strstr(r.err, "nothere.h5"), NULL, "%s", r.err);
+    cr_expect_str_eq(r.out, "");
+    result_free(&r);
+}
+
+Test(cli, report_damaged_file_exit_1_one_line)
+{
+    FILE *f = fopen(in_dir("junk.h5"), "w");
+    fputs("this is not an HDF5 file\n", f);
+    fclose(f);
+    result r = RUN("report", "junk.h5");
+    cr_expect_eq(r.status, 1);
+    cr_expect_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_expect_neq(strstr(r.err, "junk.h5"), NULL, "%s", r.err);
+    result_free(&r);
+
+    /* a real file cut in half */
+    write_run();
+    char *whole = NULL;
+    FILE *in = fopen(in_dir("run_rank00000.h5"), "rb");
+    fseek(in, 0, SEEK_END);
+    long n = ftell(in);
+    fseek(in, 0, SEEK_SET);
+    whole = malloc((size_t)n);
+    cr_assert_eq(fread(whole, 1, (size_t)n, in), (size_t)n);
+    fclose(in);
+    FILE *out = fopen(in_dir("cut.h5"), "wb");
+    fwrite(whole, 1, (size_t)n / 2, out);
+    fclose(out);
+    free(whole);
+    r = RUN("report", "cut.h5");
+    cr_expect_eq(r.status, 1);
+    cr_expect_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_expect_neq(strstr(r.err, "cut.h5"), NULL, "%s", r.err);
+    result_free(&r);
+}
+
+/* ---- report: output ------------------------------------------------------------- */
+
+Test(cli, report_two_rank_files)
+{
+    write_run();
+    result r = RUN("report", "run_rank00000.h5", "run_rank00001.h5");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.err, "");
+    cr_expect_neq(strstr(r.out, "scopeprof report: demo"), NULL, "%s", r.out);
+    cr_expect_neq(strstr(r.out, "ranks  2 (0-1)"), NULL, "%s", r.out);
+    cr_expect_neq(strstr(r.out, "calls  9"), NULL, "%s", r.out);
+    cr_expect_eq(strchr(r.out, '\033'), NULL, "no colour when stdout is a file");
+    cr_expect_leq(widest_line(r.out), 80, "fits 80 columns:\n%s", r.out);
+    /* flat: solve = 4 calls, 3 ms inclusive, 2.6 ms exclusive, mean 750 µs */
+    cr_expect_str_eq(line_of(strstr(r.out, "Flat profile"), "solve"),
+                     "solve 4 3.00 ms 2.60 ms 750 \xc2\xb5s 300 \xc2\xb5s 1.80 ms");
+    /* tree: main merged over both ranks, % of 2 x 2 ms */
+    cr_expect_str_eq(line_of(strstr(r.out, "Call tree"), "main"),
+                     "main 2 75.0 3.00 ms 450 \xc2\xb5s 1.50 ms 1.00 ms 2.00 ms");
+    /* source location after the name */
+    cr_expect_neq(strstr(r.out, "solve  solver.c:42"), NULL, "%s", r.out);
+    /* threads: MainThread of rank 0 at 80 % CPU */
+    cr_expect_neq(strstr(r.out, "Threads"), NULL);
+    cr_expect_neq(strstr(r.out, "80.0%"), NULL, "%s", r.out);
+    /* cross-rank: main slowest on rank 1, max/mean 2/1.5 */
+    const char *cross = strstr(r.out, "Across 2 ranks");
+    cr_assert_not_null(cross, "%s", r.out);
+    cr_expect_str_eq(line_of(cross, "main"),
+                     "main inclusive 1.00 ms 1.50 ms 2.00 ms 1.33 rank 1");
+    result_free(&r);
+}
+
+Test(cli, report_sections_and_filters)
+{
+    write_run();
+    result r = RUN("report", "--flat", "run_rank00000.h5", "run_rank00001.h5");
+    cr_expect_eq(r.status, 0);
+    cr_expect_neq(strstr(r.out, "Flat profile"), NULL);
+    cr_expect_eq(strstr(r.out, "Call tree"), NULL);
+    cr_expect_eq(strstr(r.out, "Across"), NULL);
+    cr_expect_eq(strstr(r.out, "Threads"), NULL);
+    result_free(&r);
+
+    r = RUN("report", "--flat", "--sort", "name", "run_rank00000.h5", "run_rank00001.h5");
+    const char *a = strstr(r.out, "\nassemble "), *i = strstr(r.out, "\nio "),
+               *m = strstr(r.out, "\nmain "), *s = strstr(r.out, "\nsolve ");
+    cr_assert(a && i && m && s, "%s", r.out);
+    cr_expect(a < i && i < m && m < s, "%s", r.out);
+    result_free(&r);
+
+    r = RUN("report", "--ranks", "1", "run_rank00000.h5", "run_rank00001.h5");
+    cr_expect_eq(r.status, 0);
+    cr_expect_neq(strstr(r.out, "ranks  1 (1)"), NULL, "%s", r.out);
+    cr_expect_eq(strstr(r.out, "Across"), NULL, "one rank: no cross-rank table");
+    cr_expect_eq(strstr(r.out, "\nio "), NULL, "io is only on rank 0");
+    result_free(&r);
+
+    r = RUN("report", "--tree", "--exclude", "^main$", "run_rank00000.h5", "run_rank00001.h5");
+    cr_expect_eq(r.status, 0);
+    cr_expect_eq(strstr(r.out, "main"), NULL, "%s", r.out);
+    cr_expect_str_eq(line_of(r.out, "solve"),
+                     "solve solver.c:42 4 75.0 3.00 ms 2.60 ms 750 \xc2\xb5s 300 \xc2\xb5s 1.80 ms");
+    result_free(&r);
+
+    r = RUN("report", "--tree", "--depth", "1", "run_rank00000.h5", "run_rank00001.h5");
+    cr_expect_neq(strstr(r.out, "\nmain "), NULL, "%s", r.out);
+    cr_expect_eq(strstr(r.out, "\n  solve"), NULL, "%s", r.out);
+    result_free(&r);
+
+    r = RUN("report", "--tree", "--min-percent", "5", "run_rank00000.h5", "run_rank00001.h5");
+    cr_expect_neq(strstr(r.out, "\n  solve"), NULL, "%s", r.out);
+    cr_expect_eq(strstr(r.out, "  io "), NULL, "io is 1.25 %% of the run: %s", r.out);
+    result_free(&r);
+
+    r = RUN("report", "--tree", "--lanes", "run_rank00000.h5", "run_rank00001.h5");
+    cr_expect_neq(strstr(r.out, "Call tree: rank 0, worker"), NULL, "%s", r.out);
+    cr_expect_neq(strstr(r.out, "Call tree: rank 0, MainThread"), NULL, "%s", r.out);
+    cr_expect_neq(strstr(r.out, "Call tree: rank 1, MainThread"), NULL, "%s", r.out);
+    result_free(&r);
+}
+
+Test(cli, report_colour_only_on_a_terminal_without_no_color)
+{
+    write_run();
+    const char *const args[] = {"report", "--flat", "run_rank00000.h5", NULL};
+    char *out = run_on_tty(args, NULL);
+    cr_expect_neq(strstr(out, "\033[1m"), NULL, "bold titles on a terminal: %s", out);
+    free(out);
+    out = run_on_tty(args, "1");
+    cr_expect_eq(strchr(out, '\033'), NULL, "NO_COLOR=1: %s", out);
+    cr_expect_neq(strstr(out, "Flat profile"), NULL, "%s", out);
+    free(out);
+    out = run_on_tty(args, "");
+    cr_expect_neq(strstr(out, "\033[1m"), NULL, "an empty NO_COLOR does not count");
+    free(out);
+}
+
+Test(cli, report_rank_not_nested_warns_and_keeps_flat)
+{
+    static const ev bad[] = {{"a", 0, 100, 0}, {"b", 50, 150, 0}};
+    write_rank("bad_rank00000.h5", 0, bad, 2, (const char *const[]){"MainThread", NULL});
+    result r = RUN("report", "--flat", "bad_rank00000.h5");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_expect_neq(strstr(r.err, "warning"), NULL, "%s", r.err);
+    cr_expect_neq(strstr(r.err, "bad_rank00000.h5"), NULL, "%s", r.err);
+    cr_expect_str_eq(line_of(strstr(r.out, "Flat profile"), "b"),
+                     "b 1 100 \xc2\xb5s - 100 \xc2\xb5s 100 \xc2\xb5s 100 \xc2\xb5s");
+    result_free(&r);
+}
+
+/* ---- run ---------------------------------------------------------------------- */
+
+Test(cli, run_exit_status_of_the_command)
+{
+    result r = RUN_CMD("--", "/bin/true");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    result_free(&r);
+    r = RUN_CMD("--", "sh", "-c", "exit 3");
+    cr_expect_eq(r.status, 3, "%s", r.err);
+    result_free(&r);
+    r = RUN_CMD("--", "sh", "-c", "kill -TERM $$");
+    cr_expect_eq(r.status, 128 + SIGTERM, "%s", r.err);
+    result_free(&r);
+    r = RUN_CMD("--", "/nonexistent/program");
+    cr_expect_eq(r.status, 127);
+    cr_expect_neq(strstr(r.err, "/nonexistent/program"), NULL, "%s", r.err);
+    result_free(&r);
+}
+
+Test(cli, run_usage_errors_exit_2)
+{
+    result r = RUN_CMD(NULL);
+    cr_expect_eq(r.status, 2);
+    result_free(&r);
+    r = RUN_CMD("--");
+    cr_expect_eq(r.status, 2);
+    result_free(&r);
+    r = RUN_CMD("--frobnicate", "--", "/bin/true");
+    cr_expect_eq(r.status, 2);
+    cr_expect_neq(strstr(r.err, "--frobnicate"), NULL);
+    result_free(&r);
+    r = RUN_CMD("-o");
+    cr_expect_eq(r.status, 2);
+    result_free(&r);
+}
+
+Test(cli, run_sets_the_environment)
+{
+    const char *const env[] = {"LD_PRELOAD=libm.so.6", RUN_CMD_ENV, NULL};
+    result r = run_env(
+        (const char *const[]){"run", "-o", "out/prefix", "--label", "my run", "--no-threads",
+                              "--include", "solve*", "--include", "io", "--exclude", "tmp*",
+                              "-v", "--", "sh", "-c",
+                              "echo \"$SCOPE_PROFILER_OUTPUT|$SCOPE_PROFILER_LABEL|"
+                              "$SCOPE_PROFILER_TRACK_THREADS|$SCOPE_PROFILER_INCLUDE|"
+                              "$SCOPE_PROFILER_EXCLUDE|$SCOPE_PROFILER_VERBOSE\"; "
+                              "echo \"$LD_PRELOAD\"",
+                              NULL},
+        env);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_eq(strncmp(r.out, "out/prefix|my run|0|solve*,io|tmp*|1\n", 37), 0, "%s", r.out);
+    const char *preload = strchr(r.out, '\n') + 1;
+    cr_expect_neq(strstr(preload, "libscopeprof.so:libm.so.6\n"), NULL,
+                  "shim first, old value kept: %s", preload);
+    cr_expect_eq(preload[0], '/', "absolute path: %s", preload);
+    char shim[512];
+    snprintf(shim, sizeof shim, "%.*s", (int)(strstr(preload, ":libm") - preload), preload);
+    cr_expect_eq(access(shim, R_OK), 0, "%s exists", shim);
+    result_free(&r);
+
+    /* without options nothing but LD_PRELOAD is set */
+    r = RUN_CMD("--", "sh", "-c", "echo \"${SCOPE_PROFILER_LABEL-unset}\"");
+    cr_expect_str_eq(r.out, "unset\n");
+    result_free(&r);
+}
+
+Test(cli, run_lists_the_files_written)
+{
+    /* An old file from an earlier run must not be listed. */
+    FILE *f = fopen(in_dir("old_rank00000.h5"), "w");
+    fclose(f);
+    struct timespec past[2] = {{.tv_sec = 1000000000}, {.tv_sec = 1000000000}};
+    cr_assert_eq(utimensat(AT_FDCWD, in_dir("old_rank00000.h5"), past, 0), 0);
+    result r = RUN_CMD("-o", "old", "--", "sh", "-c",
+                   "touch old_rank00001.h5 old_rank00002.h5 old_rank00003.h5");
+    cr_expect_eq(r.status, 0);
+    cr_expect_neq(strstr(r.err, "scopeprof: wrote 3 files: old_rank00001.h5 ... old_rank00003.h5"),
+                  NULL, "%s", r.err);
+    cr_expect_neq(strstr(r.err, "scopeprof report old_rank*.h5"), NULL, "%s", r.err);
+    result_free(&r);
+
+    r = RUN_CMD("-o", "sub/x", "--", "sh", "-c", "mkdir -p sub && touch sub/x_rank00000.h5");
+    cr_expect_neq(strstr(r.err, "wrote 1 file: sub/x_rank00000.h5"), NULL, "%s", r.err);
+    result_free(&r);
+}
+
+Test(cli, run_inside_mpi_launcher_execs_quietly)
+{
+    const char *const env[] = {"PMI_RANK=3", RUN_CMD_ENV, NULL};
+    result r = run_env((const char *const[]){"run", "-o", "r", "--", "sh", "-c",
+                                             "touch r_rank00003.h5; exit 5", NULL},
+                       env);
+    cr_expect_eq(r.status, 5);
+    cr_expect_str_eq(r.err, "", "ranks print nothing");
+    result_free(&r);
+}
+
+Test(cli, run_forwards_sigterm)
+{
+    pid_t pid = start((const char *const[]){"run", "--", "sh", "-c", "echo ready; exec sleep 30",
+                                            NULL},
+                      run_env_plain);
+    /* wait until the child runs (its handler is installed before the fork) */
+    for (int k = 0; k < 1000; k++) {
+        FILE *f = fopen(in_dir("stdout.txt"), "r");
+        char line[16] = "";
+        if (f) {
+            if (!fgets(line, sizeof line, f))
+                line[0] = '\0';
+            fclose(f);
+        }
+        if (!strcmp(line, "ready\n"))
+            break;
+        usleep(10000);
+    }
+    cr_assert_eq(kill(pid, SIGTERM), 0);
+    result r = finish(pid);
+    cr_expect_eq(r.status, 128 + SIGTERM, "status %d: %s", r.status, r.err);
+    result_free(&r);
+}

@@ -1,0 +1,183 @@
+/* harness.c - see harness.h. */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "scopeprof/h5.h"
+
+extern char **environ;
+
+const char *harness_program(const char *name)
+{
+    static char buf[4][1024];
+    static int turn;
+    char *out = buf[turn++ & 3];
+    snprintf(out, sizeof buf[0], "%s/programs/%s", TEST_BUILD_DIR, name);
+    return out;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return calloc(1, 1);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)(n > 0 ? n : 0) + 1);
+    size_t got = n > 0 ? fread(s, 1, (size_t)n, f) : 0;
+    s[got] = '\0';
+    fclose(f);
+    return s;
+}
+
+/* The environment of the child: ours minus scopeprof's own variables (a
+ * developer's shell may set them), plus LD_PRELOAD and the test's entries. */
+static char **child_environment(const char *const *extra, int preload)
+{
+    size_t n = 0, k = 0;
+    while (environ[n])
+        n++;
+    size_t m = 0;
+    while (extra && extra[m])
+        m++;
+    char **env = calloc(n + m + 2, sizeof *env);
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "SCOPE_PROFILER_", 15) && strncmp(environ[i], "LD_PRELOAD=", 11))
+            env[k++] = environ[i];
+    static char preload_var[2048];
+    if (preload) {
+        snprintf(preload_var, sizeof preload_var, "LD_PRELOAD=%s", SHIM_PATH);
+        env[k++] = preload_var;
+    }
+    for (size_t i = 0; i < m; i++)
+        env[k++] = (char *)extra[i];
+    env[k] = NULL;
+    return env;
+}
+
+int harness_run(struct harness_run *run, const char *const *argv,
+                const char *const *env, int preload)
+{
+    memset(run, 0, sizeof *run);
+    snprintf(run->dir, sizeof run->dir, "/tmp/scopeprof-test-XXXXXX");
+    cr_assert_not_null(mkdtemp(run->dir), "mkdtemp failed: %s", strerror(errno));
+
+    char outp[600], errp[600];
+    snprintf(outp, sizeof outp, "%s/.stdout", run->dir);
+    snprintf(errp, sizeof errp, "%s/.stderr", run->dir);
+
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+    posix_spawn_file_actions_addchdir_np(&fa, run->dir);
+    char **envp = child_environment(env, preload);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, envp);
+    posix_spawn_file_actions_destroy(&fa);
+    free(envp);
+    if (rc != 0)
+        return -1;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(status)) {
+        run->exit_code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        run->signal = WTERMSIG(status);
+        run->exit_code = 128 + run->signal;
+    }
+    run->out = slurp(outp);
+    run->err = slurp(errp);
+    return 0;
+}
+
+void harness_run_free(struct harness_run *run)
+{
+    free(run->out);
+    free(run->err);
+    if (run->dir[0] && !getenv("SCOPEPROF_KEEP_TEST_DIRS")) {
+        char cmd[700];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", run->dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove %s\n", run->dir);
+    }
+}
+
+const char *harness_path(const struct harness_run *run, const char *name)
+{
+    static char buf[4][1024];
+    static int turn;
+    char *out = buf[turn++ & 3];
+    snprintf(out, sizeof buf[0], "%s/%s", run->dir, name);
+    return out;
+}
+
+int harness_exists(const struct harness_run *run, const char *name)
+{
+    struct stat st;
+    return stat(harness_path(run, name), &st) == 0;
+}
+
+int harness_count_files(const struct harness_run *run, const char *glob)
+{
+    DIR *d = opendir(run->dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (fnmatch(glob, e->d_name, FNM_PERIOD) == 0)
+            n++;
+    closedir(d);
+    return n;
+}
+
+sp_profile *harness_load(const struct harness_run *run, const char *name)
+{
+    char err[1024] = "";
+    sp_profile *p = sp_h5_read(harness_path(run, name), err, sizeof err);
+    cr_assert_not_null(p, "reading %s failed: %s\nprogram stderr:\n%s", name, err, run->err);
+    return p;
+}
+
+long harness_region(const sp_profile *p, const char *name)
+{
+    for (size_t i = 0; i < p->num_names; i++)
+        if (!strcmp(p->names[i], name))
+            return (long)i;
+    return -1;
+}
+
+const sp_row *harness_row(const sp_profile *p, unsigned rank, const char *name)
+{
+    long r = harness_region(p, name);
+    for (size_t i = 0; r >= 0 && i < p->num_rows; i++)
+        if (p->rows[i].region == (uint32_t)r && p->rows[i].rank == rank)
+            return &p->rows[i];
+    return NULL;
+}
+
+unsigned long harness_calls(const sp_profile *p, const char *name)
+{
+    long r = harness_region(p, name);
+    unsigned long n = 0;
+    for (size_t i = 0; r >= 0 && i < p->num_rows; i++)
+        if (p->rows[i].region == (uint32_t)r)
+            n += p->rows[i].count;
+    return n;
+}

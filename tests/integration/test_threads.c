@@ -1,0 +1,465 @@
+/* test_threads.c - threads, OpenMP, fibers and explicit tasks as lanes:
+ * programs run under the shim, their files opened and checked exactly
+ * (counts per thread and task, parents per lane, thread and task tables). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SANITIZE_THREAD 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define SANITIZE_THREAD 1
+#endif
+
+/* Run a test program under the shim (its environment plus `extra`) and
+ * load the file it wrote; stderr is left to the caller to check. */
+static sp_profile *run_and_load(struct harness_run *run, const char *program,
+                                const char *const *extra, const char *file)
+{
+    const char *env[16];
+    int n = 0;
+#ifdef SANITIZE_THREAD
+    /* dlmopen and sanitizer runtimes do not mix. */
+    env[n++] = "SCOPE_PROFILER_WRITER_NAMESPACE=shared";
+#endif
+    for (int i = 0; extra && extra[i] && n < 15; i++)
+        env[n++] = extra[i];
+    env[n] = NULL;
+    const char *argv[] = {harness_program(program), NULL};
+    cr_assert_eq(harness_run(run, argv, env, 1), 0, "cannot run %s", program);
+    cr_assert_eq(run->exit_code, 0, "%s exited with %d; stderr: %s", program, run->exit_code,
+                 run->err);
+    return harness_load(run, file);
+}
+
+static const sp_row *row_of(const sp_profile *p, const char *name)
+{
+    const sp_row *r = harness_row(p, 0, name);
+    cr_assert_not_null(r, "no region '%s' in the file", name);
+    return r;
+}
+
+static int64_t duration(const sp_profile *p, uint64_t at)
+{
+    return p->end[at] - p->start[at];
+}
+
+/* Event position of call id `id`, or -1. */
+static int64_t event_of_call(const sp_profile *p, int64_t id)
+{
+    for (size_t i = 0; i < p->num_events; i++)
+        if (p->call_ids[i] == id)
+            return (int64_t)i;
+    return -1;
+}
+
+static const sp_thread_row *thread_named(const sp_profile *p, const char *name)
+{
+    for (size_t i = 0; i < p->num_threads; i++)
+        if (!strcmp(p->threads[i].name, name))
+            return &p->threads[i];
+    cr_assert_fail("no thread named '%s' in the thread table", name);
+    return NULL;
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+Test(threads, four_workers_are_four_lanes)
+{
+    struct harness_run run;
+    sp_profile *p = run_and_load(&run, "threads", NULL, "threads_rank00000.h5");
+    cr_assert_str_eq(run.err, "", "the shim printed: %s", run.err);
+    const sp_row *session = row_of(p, "session"), *outer = row_of(p, "outer"),
+                 *inner = row_of(p, "inner");
+    cr_assert_eq(session->count, 1);
+    cr_assert_eq(outer->count, 12);
+    cr_assert_eq(inner->count, 12);
+    cr_assert_not_null(p->thread_ids);
+    cr_assert_not_null(p->parent_ids);
+    cr_assert_null(p->task_ids, "no task ran, yet a task_ids column was written");
+    cr_assert_not(p->has_task_table);
+
+    /* main (thread 0) owns the session; workers 1..4 make 3 + 3 calls each */
+    cr_assert_eq(p->thread_ids[session->offset], 0);
+    int outer_per[5] = {0}, inner_per[5] = {0}, lanes[5] = {0};
+    for (uint64_t k = 0; k < outer->count; k++) {
+        int64_t th = p->thread_ids[outer->offset + k];
+        cr_assert(th >= 1 && th <= 4, "outer call on thread %lld", (long long)th);
+        outer_per[th]++;
+    }
+    for (uint64_t k = 0; k < inner->count; k++) {
+        uint64_t at = inner->offset + k;
+        int64_t th = p->thread_ids[at];
+        cr_assert(th >= 1 && th <= 4, "inner call on thread %lld", (long long)th);
+        inner_per[th]++;
+        /* never a root: its parent is an outer call of the same thread */
+        cr_assert_neq(p->parent_ids[at], -1, "an inner call is a root");
+        int64_t parent = event_of_call(p, p->parent_ids[at]);
+        cr_assert_geq(parent, (int64_t)outer->offset);
+        cr_assert_lt(parent, (int64_t)(outer->offset + outer->count));
+        cr_assert_eq(p->thread_ids[parent], th);
+    }
+    for (int th = 1; th <= 4; th++) {
+        cr_assert_eq(outer_per[th], 3, "thread %d: %d outer calls", th, outer_per[th]);
+        cr_assert_eq(inner_per[th], 3, "thread %d: %d inner calls", th, inner_per[th]);
+    }
+    for (size_t i = 0; i < p->num_events; i++)
+        lanes[p->thread_ids[i]] = 1;
+    cr_assert_eq(lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4], 5);
+    /* the session is another lane: outer calls are roots of their own lanes */
+    for (uint64_t k = 0; k < outer->count; k++)
+        cr_assert_eq(p->parent_ids[outer->offset + k], -1);
+
+    int64_t outer_total = 0, inner_total = 0;
+    for (uint64_t k = 0; k < outer->count; k++)
+        outer_total += duration(p, outer->offset + k);
+    for (uint64_t k = 0; k < inner->count; k++)
+        inner_total += duration(p, inner->offset + k);
+    cr_assert_eq(outer->exclusive_total, outer_total - inner_total);
+    cr_assert_eq(inner->exclusive_total, inner_total);
+    cr_assert_eq(session->exclusive_total, duration(p, session->offset));
+
+    /* thread table: creation order, names, lifetimes, CPU, identities */
+    cr_assert(p->has_thread_table);
+    cr_assert_eq(p->num_threads, 5);
+    const char *names[] = {"MainThread", "solver0", "solver1", "solver2", "solver3"};
+    for (size_t i = 0; i < 5; i++) {
+        const sp_thread_row *t = &p->threads[i];
+        cr_assert_eq(t->index, (int64_t)i);
+        cr_assert_str_eq(t->name, names[i]);
+        cr_assert_eq(t->daemon, 0);
+        cr_assert_gt(t->cpu_ns, 0, "%s: cpu_ns %lld", t->name, (long long)t->cpu_ns);
+        cr_assert_gt(t->native_id, 0);
+        for (size_t j = 0; j < i; j++) {
+            cr_assert_neq(p->threads[j].native_id, t->native_id);
+            if (i > 1 && j > 0) /* joined workers may reuse a pthread_t */
+                continue;
+            cr_assert_neq(p->threads[j].ident, t->ident);
+        }
+        if (i == 0) {
+            cr_assert_eq(t->end_ns, -1, "main is alive at exit");
+        } else {
+            cr_assert_gt(t->end_ns, t->start_ns);
+            cr_assert_geq(t->start_ns, 0);
+        }
+    }
+    sp_profile_free(p);
+    harness_run_free(&run);
+}
+
+Test(threads, detached_threads_are_daemons)
+{
+    struct harness_run run;
+    sp_profile *p = run_and_load(&run, "threads_detach", NULL, "scope_profile_rank00000.h5");
+    cr_assert_str_eq(run.err, "", "the shim printed: %s", run.err);
+    cr_assert_eq(harness_calls(p, "work"), 3);
+    cr_assert_eq(p->num_threads, 4);
+    /* creation order */
+    cr_assert_str_eq(p->threads[1].name, "by_attr");
+    cr_assert_str_eq(p->threads[2].name, "late");
+    cr_assert_str_eq(p->threads[3].name, "joined");
+    cr_assert_eq(thread_named(p, "MainThread")->daemon, 0);
+    cr_assert_eq(thread_named(p, "by_attr")->daemon, 1);
+    cr_assert_eq(thread_named(p, "late")->daemon, 1, "pthread_detach after creation");
+    cr_assert_eq(thread_named(p, "joined")->daemon, 0);
+    cr_assert_gt(thread_named(p, "joined")->end_ns, thread_named(p, "joined")->start_ns);
+    const sp_row *work = row_of(p, "work");
+    int seen[4] = {0};
+    for (uint64_t k = 0; k < work->count; k++) {
+        int64_t th = p->thread_ids[work->offset + k];
+        cr_assert(th >= 1 && th <= 3);
+        seen[th]++;
+    }
+    cr_assert(seen[1] == 1 && seen[2] == 1 && seen[3] == 1);
+    sp_profile_free(p);
+    harness_run_free(&run);
+}
+
+Test(threads, pthread_exit_and_cancellation_drop_open_calls)
+{
+    struct harness_run run;
+    sp_profile *p = run_and_load(&run, "threads_exit", NULL, "scope_profile_rank00000.h5");
+    cr_assert(strstr(run.out, "cancelled=1"), "stdout: %s", run.out);
+    cr_assert(strstr(run.err, "thread 1 (quitter) exited inside region 'nested_open'; "
+                              "that call is dropped"), "stderr: %s", run.err);
+    cr_assert(strstr(run.err, "thread 1 (quitter) exited inside region 'open_at_exit'"),
+              "stderr: %s", run.err);
+    cr_assert(strstr(run.err, "thread 2 (cancelled) exited inside region 'blocked'"),
+              "stderr: %s", run.err);
+    cr_assert_eq(count_lines(run.err), 3, "stderr: %s", run.err);
+
+    /* the completed calls of every thread are kept, the open ones dropped */
+    const sp_row *done = row_of(p, "done_before");
+    cr_assert_eq(done->count, 3);
+    int seen[3] = {0};
+    for (uint64_t k = 0; k < done->count; k++)
+        seen[p->thread_ids[done->offset + k]]++;
+    cr_assert(seen[0] == 1 && seen[1] == 1 && seen[2] == 1);
+    cr_assert_null(harness_row(p, 0, "open_at_exit"));
+    cr_assert_null(harness_row(p, 0, "nested_open"));
+    cr_assert_null(harness_row(p, 0, "blocked"));
+
+    /* both exits were seen by the thread table */
+    cr_assert_eq(p->num_threads, 3);
+    for (int i = 1; i <= 2; i++) {
+        cr_assert_neq(p->threads[i].end_ns, -1, "%s has no end", p->threads[i].name);
+        cr_assert_geq(p->threads[i].end_ns, p->threads[i].start_ns);
+        cr_assert_gt(p->threads[i].cpu_ns, 0);
+    }
+    cr_assert_str_eq(p->threads[1].name, "quitter");
+    cr_assert_str_eq(p->threads[2].name, "cancelled");
+    sp_profile_free(p);
+    harness_run_free(&run);
+}
+
+Test(threads, sixty_four_short_lived_threads)
+{
+    struct harness_run run;
+    sp_profile *p = run_and_load(&run, "threads_many", NULL, "scope_profile_rank00000.h5");
+    cr_assert_str_eq(run.err, "", "the shim printed: %s", run.err);
+    cr_assert_eq(p->num_threads, 65);
+    char name[16];
+    for (size_t i = 0; i < p->num_threads; i++) {
+        cr_assert_eq(p->threads[i].index, (int64_t)i, "indexes are dense");
+        if (i == 0)
+            continue;
+        snprintf(name, sizeof name, "w%d", (int)i - 1);
+        cr_assert_str_eq(p->threads[i].name, name);
+        cr_assert_neq(p->threads[i].end_ns, -1);
+    }
+    const sp_row *tick = row_of(p, "tick");
+    cr_assert_eq(tick->count, 64);
+    int seen[65] = {0};
+    for (uint64_t k = 0; k < tick->count; k++) {
+        int64_t th = p->thread_ids[tick->offset + k];
+        cr_assert(th >= 1 && th <= 64);
+        seen[th]++;
+    }
+    for (int th = 1; th <= 64; th++)
+        cr_assert_eq(seen[th], 1, "thread %d made %d calls", th, seen[th]);
+    sp_profile_free(p);
+    harness_run_free(&run);
+}
+
+Test(threads, openmp_pool_threads_keep_one_lane_each)
+{
+    struct harness_run run;
+    const char *env[] = {"OMP_DYNAMIC=false", NULL};
+    sp_profile *p = run_and_load(&run, "omp_for", env, "scope_profile_rank00000.h5");
+    cr_assert_str_eq(run.err, "", "the shim printed: %s", run.err);
+    const sp_row *step = row_of(p, "step"), *team = row_of(p, "team"), *iter = row_of(p, "iter");
+    cr_assert_eq(step->count, 5);
+    cr_assert_eq(team->count, 20);
+    cr_assert_eq(iter->count, 2000);
+    /* one pool of 3 libgomp threads, reused by all 5 parallel regions */
+    cr_assert_eq(p->num_threads, 4, "%zu threads in the table", p->num_threads);
+
+    int team_per[4] = {0}, iter_per[4] = {0};
+    for (uint64_t k = 0; k < step->count; k++) {
+        cr_assert_eq(p->thread_ids[step->offset + k], 0);
+        cr_assert_eq(p->parent_ids[step->offset + k], -1);
+    }
+    for (uint64_t k = 0; k < team->count; k++) {
+        uint64_t at = team->offset + k;
+        int64_t th = p->thread_ids[at];
+        cr_assert(th >= 0 && th <= 3);
+        team_per[th]++;
+        if (th == 0) { /* the master's share nests in its step call */
+            int64_t parent = event_of_call(p, p->parent_ids[at]);
+            cr_assert_geq(parent, (int64_t)step->offset);
+            cr_assert_lt(parent, (int64_t)(step->offset + step->count));
+        } else {
+            cr_assert_eq(p->parent_ids[at], -1);
+        }
+    }
+    for (uint64_t k = 0; k < iter->count; k++) {
+        uint64_t at = iter->offset + k;
+        int64_t th = p->thread_ids[at];
+        cr_assert(th >= 0 && th <= 3);
+        iter_per[th]++;
+        cr_assert_neq(p->parent_ids[at], -1, "an iteration is a root");
+        int64_t parent = event_of_call(p, p->parent_ids[at]);
+        cr_assert_geq(parent, (int64_t)team->offset);
+        cr_assert_lt(parent, (int64_t)(team->offset + team->count));
+        cr_assert_eq(p->thread_ids[parent], th);
+    }
+    for (int th = 0; th < 4; th++) {
+        cr_assert_eq(team_per[th], 5, "thread %d: %d team calls", th, team_per[th]);
+        cr_assert_eq(iter_per[th], 500, "thread %d: %d iterations", th, iter_per[th]);
+    }
+    sp_profile_free(p);
+    harness_run_free(&run);
+}
+
+/* Task calls of a region on one lane each: checks shared by the fiber and
+ * task API tests. */
+static const sp_task_row *task_row(const sp_profile *p, int64_t task)
+{
+    cr_assert(task >= 0 && (size_t)task < p->num_tasks, "task %lld not in the table",
+              (long long)task);
+    cr_assert_eq(p->tasks[task].index, task);
+    return &p->tasks[task];
+}
+
+Test(threads, fibers_interleave_on_one_thread)
+{
+    struct harness_run run;
+    sp_profile *p = run_and_load(&run, "fibers", NULL, "scope_profile_rank00000.h5");
+    cr_assert_str_eq(run.err, "", "the shim printed: %s", run.err);
+    cr_assert_not_null(p->task_ids);
+    cr_assert_not_null(p->await_ns);
+    cr_assert_not_null(p->parent_ids, "the fibers' calls did not nest per lane");
+    const sp_row *session = row_of(p, "session"), *work = row_of(p, "work"),
+                 *step = row_of(p, "step");
+    cr_assert_eq(session->count, 1);
+    cr_assert_eq(work->count, 2);
+    cr_assert_eq(step->count, 6);
+    cr_assert_eq(p->task_ids[session->offset], -1);
+    cr_assert_eq(p->await_ns[session->offset], 0);
+    cr_assert_eq(p->parent_ids[session->offset], -1);
+    for (size_t i = 0; i < p->num_events; i++)
+        cr_assert_eq(p->thread_ids[i], 0);
+
+    cr_assert(p->has_task_table);
+    cr_assert_eq(p->num_tasks, 2);
+    int64_t a = p->task_ids[work->offset], b = p->task_ids[work->offset + 1];
+    cr_assert(a >= 0 && b >= 0 && a != b, "work tasks %lld, %lld", (long long)a, (long long)b);
+    for (uint64_t k = 0; k < work->count; k++) {
+        uint64_t at = work->offset + k;
+        const sp_task_row *t = task_row(p, p->task_ids[at]);
+        cr_assert_str_eq(t->kind, "fiber");
+        cr_assert_str_eq(t->coro_name, "");
+        cr_assert_eq(t->steps, 5, "task %lld: %lld steps", (long long)t->index, (long long)t->steps);
+        cr_assert_eq(t->thread_index, 0);
+        cr_assert_neq(t->done_ns, -1, "a fiber that returned is done");
+        cr_assert_geq(t->done_ns, t->created_ns);
+        cr_assert_gt(t->running_ns, 0);
+        /* work spans every suspension of its fiber (it opens in the first
+         * step, where nothing was suspended yet) */
+        cr_assert_gt(p->await_ns[at], 0);
+        cr_assert_eq(p->await_ns[at], t->suspended_ns);
+        cr_assert_leq(p->await_ns[at], duration(p, at));
+        cr_assert_eq(p->parent_ids[at], -1, "a fiber's outermost call is a root of its lane");
+    }
+    int per_task[2] = {0};
+    int64_t step_total = 0;
+    for (uint64_t k = 0; k < step->count; k++) {
+        uint64_t at = step->offset + k;
+        int64_t task = p->task_ids[at];
+        cr_assert(task == a || task == b);
+        per_task[task == b]++;
+        /* each step yields inside itself */
+        cr_assert_gt(p->await_ns[at], 0);
+        cr_assert_leq(p->await_ns[at], duration(p, at));
+        int64_t parent = event_of_call(p, p->parent_ids[at]);
+        cr_assert_geq(parent, (int64_t)work->offset);
+        cr_assert_lt(parent, (int64_t)(work->offset + work->count));
+        cr_assert_eq(p->task_ids[parent], task, "a step closed in another fiber's call");
+        step_total += duration(p, at);
+    }
+    cr_assert(per_task[0] == 3 && per_task[1] == 3);
+    int64_t work_total = duration(p, work->offset) + duration(p, work->offset + 1);
+    cr_assert_eq(work->exclusive_total, work_total - step_total);
+    sp_profile_free(p);
+    harness_run_free(&run);
+}
+
+Test(threads, explicit_task_api)
+{
+    struct harness_run run;
+    sp_profile *p = run_and_load(&run, "threads_tasks", NULL, "scope_profile_rank00000.h5");
+    cr_assert_str_eq(run.err, "", "the shim printed: %s", run.err);
+    cr_assert(strstr(run.out, "tasks=0,1,2"), "stdout: %s", run.out);
+    cr_assert_eq(p->num_tasks, 4);
+    const char *names[] = {"job0", "job1", "job2", "remote"};
+    for (int i = 0; i < 4; i++) {
+        const sp_task_row *t = task_row(p, i);
+        cr_assert_str_eq(t->name, names[i]);
+        cr_assert_str_eq(t->kind, "task");
+        cr_assert_eq(t->steps, i < 3 ? 3 : 1);
+        cr_assert_eq(t->thread_index, i < 3 ? 0 : 1, "task %d ran on thread %lld", i,
+                     (long long)t->thread_index);
+        cr_assert_neq(t->done_ns, -1);
+        cr_assert_geq(t->done_ns, t->created_ns);
+        cr_assert_geq(t->created_ns, 0);
+        if (i < 3)
+            cr_assert_gt(t->suspended_ns, 0);
+        else
+            cr_assert_eq(t->suspended_ns, 0, "one step: never suspended");
+    }
+    const sp_row *loop = row_of(p, "loop"), *job = row_of(p, "job"), *sub = row_of(p, "sub");
+    cr_assert_eq(loop->count, 1);
+    cr_assert_eq(job->count, 4);
+    cr_assert_eq(sub->count, 3);
+    cr_assert_eq(p->task_ids[loop->offset], -1);
+    cr_assert_eq(p->await_ns[loop->offset], 0);
+    int seen[4] = {0};
+    for (uint64_t k = 0; k < job->count; k++) {
+        uint64_t at = job->offset + k;
+        int64_t task = p->task_ids[at];
+        const sp_task_row *t = task_row(p, task);
+        seen[task]++;
+        cr_assert_eq(p->thread_ids[at], task < 3 ? 0 : 1);
+        /* a job spans all the suspensions of its task */
+        cr_assert_eq(p->await_ns[at], t->suspended_ns);
+        cr_assert_eq(p->parent_ids[at], -1);
+    }
+    cr_assert(seen[0] == 1 && seen[1] == 1 && seen[2] == 1 && seen[3] == 1);
+    for (uint64_t k = 0; k < sub->count; k++) {
+        uint64_t at = sub->offset + k;
+        cr_assert_eq(p->await_ns[at], 0, "sub runs within one step");
+        int64_t parent = event_of_call(p, p->parent_ids[at]);
+        cr_assert_geq(parent, (int64_t)job->offset);
+        cr_assert_lt(parent, (int64_t)(job->offset + job->count));
+        cr_assert_eq(p->task_ids[parent], p->task_ids[at]);
+    }
+    sp_profile_free(p);
+    harness_run_free(&run);
+}
+
+Test(threads, overlapping_threads_nest_per_lane)
+{
+    struct harness_run run;
+    sp_profile *p = run_and_load(&run, "threads_overlap", NULL, "scope_profile_rank00000.h5");
+    cr_assert_str_eq(run.err, "", "the shim printed: %s", run.err);
+    const sp_row *span = row_of(p, "span");
+    cr_assert_eq(span->count, 2);
+    cr_assert_not_null(p->parent_ids);
+    cr_assert_eq(p->parent_ids[span->offset], -1);
+    cr_assert_eq(p->parent_ids[span->offset + 1], -1);
+    cr_assert_neq(p->thread_ids[span->offset], p->thread_ids[span->offset + 1]);
+    sp_profile_free(p);
+    harness_run_free(&run);
+}
+
+Test(threads, untracked_threads_share_one_timeline)
+{
+    struct harness_run run;
+    const char *env[] = {"SCOPE_PROFILER_TRACK_THREADS=0", NULL};
+    sp_profile *p = run_and_load(&run, "threads_overlap", env, "scope_profile_rank00000.h5");
+    cr_assert(strstr(run.err, "call graph not recorded"), "stderr: %s", run.err);
+    cr_assert_eq(count_lines(run.err), 1, "stderr: %s", run.err);
+    cr_assert_null(p->thread_ids);
+    cr_assert_not(p->has_thread_table);
+    cr_assert_null(p->call_ids);
+    cr_assert_null(p->parent_ids);
+    const sp_row *span = row_of(p, "span");
+    cr_assert_eq(span->count, 2);
+    cr_assert_eq(span->exclusive_total, -1);
+    for (uint64_t k = 0; k < span->count; k++)
+        cr_assert_gt(duration(p, span->offset + k), 0, "timings are still written");
+    sp_profile_free(p);
+    harness_run_free(&run);
+}
