@@ -91,12 +91,12 @@ void sp_callsite_describe(const uintptr_t *frames, int n, char *buf, size_t len)
     sp_describe_callsite_fn describe =
         (sp_describe_callsite_fn)sp_writer_symbol(SP_DESCRIBE_CALLSITE_SYMBOL);
     if (describe && describe(located, count, text, sizeof text) == 0) {
-        snprintf(buf, len, " at %s", text);
+        snprintf(buf, len, "%s", text);
         return;
     }
     /* No writer module: the module and offset still say where to look. */
     const char *name = located[0].module_name ? located[0].module_name : "";
     const char *slash = strrchr(name, '/');
-    snprintf(buf, len, " at %s+0x%llx", slash ? slash + 1 : name,
+    snprintf(buf, len, "%s+0x%llx", slash ? slash + 1 : name,
              (unsigned long long)located[0].address);
 }

@@ -26,9 +26,9 @@ int sp_callsite_capture(uintptr_t caller, uintptr_t frames[SP_CALLSITE_FRAMES]);
  * loaded.  Returns the number of frames written to out. */
 size_t sp_callsite_locate(const uintptr_t *frames, int n, sp_capture_frame *out);
 
-/* " at FILE:LINE in FUNCTION" (or " at module+0xoff") for the registration
- * frames, resolved through the writer module; "" when unknown or disabled.
- * Misuse paths only: may load the writer module. */
+/* "FILE:LINE in FUNCTION" (or "module+0xoff (function)") of frames, as
+ * captured by sp_callsite_capture, resolved through the writer module; ""
+ * when unknown.  Misuse paths only: may load the writer module. */
 void sp_callsite_describe(const uintptr_t *frames, int n, char *buf, size_t len);
 
 #endif

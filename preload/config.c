@@ -25,7 +25,7 @@ struct sp_config sp_cfg = {
     .on_full = SP_ON_FULL_SPILL,
     .flush_interval = 0.0,
     .callsites = 1,
-    .writer_isolated = 1,
+    .writer_isolated = 0,
 };
 
 void sp_vlog(const char *fmt, va_list ap)
@@ -223,6 +223,6 @@ void sp_config_load(void)
         else if (!strcmp(v, "shared"))
             sp_cfg.writer_isolated = 0;
         else
-            sp_log("SCOPE_PROFILER_WRITER_NAMESPACE='%s' is not 'isolated' or 'shared'; using 'isolated'", v);
+            sp_log("SCOPE_PROFILER_WRITER_NAMESPACE='%s' is not 'isolated' or 'shared'; using 'shared'", v);
     }
 }

@@ -2,8 +2,16 @@
  *
  * Collecting takes the locks of the slow paths only; threads that are still
  * recording keep going (a call they close after the snapshot is simply not
- * in this file).  The writer module is loaded with dlmopen() into a link
- * namespace of its own (DESIGN: HDF5 is isolated from the application). */
+ * in this file).
+ *
+ * The writer module is loaded with dlopen(RTLD_LOCAL | RTLD_DEEPBIND): its
+ * HDF5 resolves its own symbols first and stays invisible to the
+ * application, whose own (e.g. parallel) HDF5 is untouched.  DESIGN.md
+ * planned dlmopen(LM_ID_NEWLM); that loads a second C library whose
+ * pthread keys and TLS collide with the first one's, and it crashed at exit
+ * under Open MPI (rank without MPI_Finalize) and in gfortran programs
+ * (libcrypto init).  SCOPE_PROFILER_WRITER_NAMESPACE=isolated still asks
+ * for dlmopen. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -94,7 +102,7 @@ static sp_write_capture_fn load_writer_locked(char *err, size_t errlen)
     if (forced && *forced)
         snprintf(candidates[n++], PATH_MAX, "%s", forced);
     Dl_info info;
-    if (dladdr((void *)load_writer, &info) && info.dli_fname) {
+    if (dladdr((void *)load_writer_locked, &info) && info.dli_fname) {
         char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%s", info.dli_fname);
         char *slash = strrchr(dir, '/');
@@ -467,8 +475,8 @@ int sp_profiler_write(struct sp_profiler *p, int final, const char *why)
         if (final && c.open_calls[r]) {
             char where[1200];
             describe_callsite(&c.regions[r], where, sizeof where);
-            sp_log("region '%s'%s still open at %s (depth %llu); its last call(s) are dropped",
-                   reg->name, where, why, (unsigned long long)c.open_calls[r]);
+            sp_log("region '%s' still open at %s (depth %llu); its last call(s) are dropped%s",
+                   reg->name, why, (unsigned long long)c.open_calls[r], where);
         }
     }
     if (final && dropped)

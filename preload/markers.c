@@ -158,9 +158,10 @@ static __attribute__((noinline, cold)) void report_unmatched(struct sp_profiler 
     if (n > 10)
         return;
     struct sp_region *r = sp_region_get(p, (uint32_t)region);
-    char at[1200] = "", registered[1300] = "";
+    char where[2600] = "";
     if (sp_cfg.callsites) {
         uintptr_t frames[SP_CALLSITE_FRAMES];
+        char at[1200], registered[1200];
         sp_callsite_describe(frames, sp_callsite_capture(caller, frames), at, sizeof at);
         /* The region's frames may be backfilled concurrently. */
         uintptr_t reg_frames[SP_CALLSITE_FRAMES];
@@ -168,12 +169,12 @@ static __attribute__((noinline, cold)) void report_unmatched(struct sp_profiler 
         int num_reg_frames = r->num_frames;
         memcpy(reg_frames, r->frames, sizeof reg_frames);
         pthread_mutex_unlock(&p->lock);
-        char where[1200];
-        sp_callsite_describe(reg_frames, num_reg_frames, where, sizeof where);
-        if (where[0])
-            snprintf(registered, sizeof registered, " (region registered%s)", where);
+        sp_callsite_describe(reg_frames, num_reg_frames, registered, sizeof registered);
+        if (at[0] || registered[0])
+            snprintf(where, sizeof where, " (sp_end at %s; region registered at %s)",
+                     at[0] ? at : "?", registered[0] ? registered : "?");
     }
-    sp_log("sp_end('%s')%s without a matching sp_begin%s%s", r->name, at, registered,
+    sp_log("sp_end('%s') without a matching sp_begin%s%s", r->name, where,
            n == 10 ? " (further unmatched ends are not reported)" : "");
 }
 

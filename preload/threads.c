@@ -175,11 +175,16 @@ static void thread_exited(void *arg)
         if (!lane || !lane->depth || !SP_LOAD(lane->profiler->active))
             continue;
         /* Calls left open by an exiting thread can never be closed. */
-        for (uint32_t d = lane->depth; d-- > 0;) {
-            struct sp_region *r = sp_region_get(lane->profiler, lane->stack[d].region);
+        uint32_t depth = lane->depth;
+        struct sp_region *r = sp_region_get(lane->profiler, lane->stack[depth - 1].region);
+        /* One line per thread, however deep it was (recursion). */
+        if (depth == 1)
             sp_log("thread %lld (%s) exited inside region '%s'; that call is dropped",
                    (long long)t->index, name, r->name);
-        }
+        else
+            sp_log("thread %lld (%s) exited inside region '%s' and %u enclosing calls; "
+                   "those %u calls are dropped",
+                   (long long)t->index, name, r->name, depth - 1, depth);
         SP_RELEASE(lane->depth, 0);
     }
     pthread_mutex_lock(&sp_threads_lock);

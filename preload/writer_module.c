@@ -3,11 +3,79 @@
  * in a link namespace of its own, with its own C library: it only reads the
  * capture and frees only what it allocated itself. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "callsite_resolve.h"
 #include "capture.h"
 #include "scopeprof/h5.h"
+
+/* The capture's regions with the call sites resolved: a location given
+ * explicitly (sp_region_at) wins, the registering call fills what is
+ * unknown.  Strings in *owned, freed with free_resolved. */
+struct resolved {
+    sp_capture_region *regions;
+    char **owned;
+    size_t num_owned;
+};
+
+static void free_resolved(struct resolved *r)
+{
+    for (size_t i = 0; i < r->num_owned; i++)
+        free(r->owned[i]);
+    free(r->owned);
+    free(r->regions);
+}
+
+static const char *own(struct resolved *r, const char *s)
+{
+    char *copy = strdup(s);
+    if (copy)
+        r->owned[r->num_owned++] = copy;
+    return copy;
+}
+
+static int resolve_callsites(const sp_capture *capture, struct resolved *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t n = capture->num_regions;
+    out->regions = malloc((n ? n : 1) * sizeof *out->regions);
+    out->owned = malloc((n ? n : 1) * 2 * sizeof *out->owned);
+    sp_callsite_resolver *resolver = sp_callsite_resolver_new();
+    if (!out->regions || !out->owned || !resolver) {
+        sp_callsite_resolver_free(resolver);
+        free_resolved(out);
+        return -1;
+    }
+    memcpy(out->regions, capture->regions, n * sizeof *out->regions);
+    for (size_t i = 0; i < n; i++) {
+        sp_capture_region *reg = &out->regions[i];
+        sp_callsite site;
+        if (!reg->num_frames || sp_callsite_resolve(resolver, reg->frames, reg->num_frames, &site))
+            continue;
+        if (!reg->source_file) {
+            reg->source_file = own(out, site.file);
+            reg->source_line = site.line;
+        }
+        if (!reg->function && site.function[0])
+            reg->function = own(out, site.function);
+    }
+    sp_callsite_resolver_free(resolver);
+    return 0;
+}
+
+__attribute__((visibility("default"))) int scopeprof_describe_callsite(
+    const sp_capture_frame *frames, size_t num_frames, char *text, size_t textlen)
+{
+    sp_callsite_resolver *resolver = sp_callsite_resolver_new();
+    sp_callsite site;
+    int rc = resolver ? sp_callsite_resolve(resolver, frames, num_frames, &site) : -1;
+    if (rc == 0)
+        sp_callsite_format(&site, text, textlen);
+    sp_callsite_resolver_free(resolver);
+    return rc;
+}
 
 __attribute__((visibility("default"))) int scopeprof_write_capture(const sp_capture *capture,
                                                                   char *err, size_t errlen)
@@ -17,13 +85,22 @@ __attribute__((visibility("default"))) int scopeprof_write_capture(const sp_capt
                               "(reinstall scopeprof)");
         return -1;
     }
-    char warning[2048];
-    sp_profile *profile = sp_capture_to_profile(capture, warning, sizeof warning, err, errlen);
+    struct resolved resolved;
+    if (resolve_callsites(capture, &resolved) != 0) {
+        snprintf(err, errlen, "out of memory while resolving call sites");
+        return -1;
+    }
+    sp_capture with_callsites = *capture;
+    with_callsites.regions = resolved.regions;
+    char warning[4096];
+    sp_profile *profile = sp_capture_to_profile(&with_callsites, warning, sizeof warning,
+                                                err, errlen);
+    free_resolved(&resolved);
     if (!profile)
         return -1;
     if (warning[0]) {
         /* One line, through fd 2 directly: this namespace has its own stdio. */
-        char line[2200];
+        char line[4200];
         int n = snprintf(line, sizeof line, "scopeprof: %s: %s\n", capture->path, warning);
         if (n > 0) {
             ssize_t w = write(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);

@@ -4,10 +4,12 @@
  * so the file addresses the shim computed (return address - 1 - load bias)
  * are module addresses as they are: PIE, shared libraries, dlopen'ed ones and
  * non-PIE executables alike. */
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "callsite_resolve.h"
 
@@ -63,10 +65,36 @@ struct frame_info {
 };
 
 #ifdef SP_HAVE_LIBDW
+/* Separate debug information by build id, on this machine only.  Not
+ * dwfl_standard_find_debuginfo: with DEBUGINFOD_URLS set it asks debuginfod
+ * servers over the network (at exit of every profiled process), and its
+ * client (curl, OpenSSL) crashes in the writer's link namespace. */
+static int find_local_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+                                Dwarf_Addr base, const char *file_name,
+                                const char *debuglink_file, GElf_Word debuglink_crc,
+                                char **debuginfo_file_name)
+{
+    (void)userdata, (void)modname, (void)base, (void)file_name, (void)debuglink_file,
+        (void)debuglink_crc;
+    const unsigned char *id = NULL;
+    GElf_Addr vaddr;
+    int len = dwfl_module_build_id(mod, &id, &vaddr);
+    if (len < 2 || len > 64)
+        return -1;
+    char path[200];
+    int n = snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%02x/", id[0]);
+    for (int i = 1; i < len; i++)
+        n += snprintf(path + n, sizeof path - (size_t)n, "%02x", id[i]);
+    snprintf(path + n, sizeof path - (size_t)n, ".debug");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0 && debuginfo_file_name)
+        *debuginfo_file_name = strdup(path);
+    return fd;
+}
+
 static const Dwfl_Callbacks offline_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    /* Separate debug files too (build-id, .gnu_debuglink). */
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = find_local_debuginfo,
     .section_address = dwfl_offline_section_address,
 };
 
@@ -97,6 +125,37 @@ static struct opened_module *open_module(sp_callsite_resolver *r, const char *pa
     return m;
 }
 
+static int copy_die_name(Dwarf_Die *die, char *buf, size_t len)
+{
+    Dwarf_Attribute attr;
+    const char *name = dwarf_attr_integrate(die, DW_AT_name, &attr) ? dwarf_formstring(&attr)
+                                                                    : NULL;
+    if (name)
+        snprintf(buf, len, "%s", name);
+    return name != NULL;
+}
+
+/* A subprogram containing pc anywhere below die.  Needed for Fortran
+ * internal procedures: gfortran nests their DIE in the host procedure's,
+ * whose address range does not contain theirs, so dwarf_getscopes misses
+ * them. */
+static int find_subprogram(Dwarf_Die *die, Dwarf_Addr pc, int depth, char *buf, size_t len)
+{
+    Dwarf_Die child;
+    if (depth > 8 || dwarf_child(die, &child) != 0)
+        return 0;
+    do {
+        int tag = dwarf_tag(&child);
+        if (tag == DW_TAG_subprogram && dwarf_haspc(&child, pc) == 1 &&
+            copy_die_name(&child, buf, len))
+            return 1;
+        if ((tag == DW_TAG_subprogram || tag == DW_TAG_module || tag == DW_TAG_namespace) &&
+            find_subprogram(&child, pc, depth + 1, buf, len))
+            return 1;
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return 0;
+}
+
 /* The name of the innermost function (or inlined function) at addr, from
  * DWARF: the name written in the source, not the linker's. */
 static void dwarf_function(Dwfl_Module *mod, Dwarf_Addr addr, char *buf, size_t len)
@@ -107,18 +166,28 @@ static void dwarf_function(Dwfl_Module *mod, Dwarf_Addr addr, char *buf, size_t 
         return;
     Dwarf_Die *scopes = NULL;
     int n = dwarf_getscopes(cu, addr - bias, &scopes);
-    for (int i = 0; i < n; i++) {
+    int found = 0;
+    for (int i = 0; i < n && !found; i++) {
         int tag = dwarf_tag(&scopes[i]);
-        if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
-            continue;
-        Dwarf_Attribute attr;
-        const char *name = dwarf_attr_integrate(&scopes[i], DW_AT_name, &attr)
-                               ? dwarf_formstring(&attr) : NULL;
-        if (name)
-            snprintf(buf, len, "%s", name);
-        break;
+        if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine)
+            found = copy_die_name(&scopes[i], buf, len);
     }
     free(scopes);
+    if (!found)
+        find_subprogram(cu, addr - bias, 0, buf, len);
+}
+
+/* GCC's clones keep the function's name with a suffix (register.isra.0,
+ * solve.constprop.1, step.part.0, work.0 for a Fortran internal procedure):
+ * the user knows the function by the name before the dot. */
+static void copy_symbol_name(const char *symbol, char *buf, size_t len)
+{
+    const char *dot = symbol[0] ? strchr(symbol + 1, '.') : NULL;
+    size_t n = dot ? (size_t)(dot - symbol) : strlen(symbol);
+    if (n >= len)
+        n = len - 1;
+    memcpy(buf, symbol, n);
+    buf[n] = '\0';
 }
 #endif
 
@@ -127,8 +196,8 @@ static void dwarf_function(Dwfl_Module *mod, Dwarf_Addr addr, char *buf, size_t 
 static void tidy_path(const char *in, char *out, size_t len)
 {
     char real[PATH_MAX];
-    if (realpath(in, real)) {
-        snprintf(out, len, "%s", real);
+    if (realpath(in, real) && strlen(real) < len) {
+        memcpy(out, real, strlen(real) + 1);
         return;
     }
     snprintf(out, len, "%s", in);
@@ -184,7 +253,7 @@ static void resolve_frame(sp_callsite_resolver *r, const sp_capture_frame *f,
     (void)r;
 #endif
     if (!info->function[0] && info->symbol)
-        snprintf(info->function, sizeof info->function, "%s", info->symbol);
+        copy_symbol_name(info->symbol, info->function, sizeof info->function);
 }
 
 int sp_callsite_resolve(sp_callsite_resolver *r, const sp_capture_frame *frames,

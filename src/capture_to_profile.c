@@ -111,8 +111,73 @@ static int make_rows(sp_profile *p, const sp_capture *c, const uint64_t *counts,
     return 0;
 }
 
+/* Metadata region_functions: the function that registered each region,
+ * aligned with region_table/names, "" when unknown (docs/callsites.md).
+ * Left out when no function is known at all (call sites off). */
+static int add_region_functions(sp_profile *p, const sp_capture *c, const int64_t *row_of)
+{
+    const char **functions = calloc(p->num_names ? p->num_names : 1, sizeof *functions);
+    if (!functions)
+        return -1;
+    int known = 0;
+    for (size_t r = 0; r < c->num_regions; r++)
+        if (row_of[r] >= 0 && c->regions[r].function) {
+            functions[p->rows[row_of[r]].region] = c->regions[r].function;
+            known = 1;
+        }
+    for (size_t i = 0; i < p->num_names; i++)
+        if (!functions[i])
+            functions[i] = "";
+    int rc = known ? sp_profile_set_meta_strings(p, "region_functions", functions, p->num_names)
+                   : 0;
+    free(functions);
+    return rc;
+}
+
+/* A nesting error names the calls by quoted region name: add where those
+ * regions were registered, which is where to look for the misplaced end. */
+static void append_callsites(const sp_profile *p, const sp_capture *c, const int64_t *row_of,
+                             char *msg, size_t len)
+{
+    /* the (at most) two regions named first in the message, in its order */
+    const char *at[2] = {NULL, NULL};
+    size_t region[2] = {0, 0};
+    for (size_t r = 0; r < c->num_regions; r++) {
+        if (row_of[r] < 0 || !c->regions[r].source_file)
+            continue;
+        char quoted[300];
+        snprintf(quoted, sizeof quoted, "'%s' call ", p->names[p->rows[row_of[r]].region]);
+        const char *pos = strstr(msg, quoted);
+        if (!pos)
+            continue;
+        if (!at[0] || pos < at[0]) {
+            at[1] = at[0];
+            region[1] = region[0];
+            at[0] = pos;
+            region[0] = r;
+        } else if (!at[1] || pos < at[1]) {
+            at[1] = pos;
+            region[1] = r;
+        }
+    }
+    for (int k = 0; k < 2 && at[k]; k++) {
+        const sp_capture_region *reg = &c->regions[region[k]];
+        size_t used = strlen(msg);
+        char where[600];
+        if (reg->source_line > 0)
+            snprintf(where, sizeof where, "%s:%lld", reg->source_file, (long long)reg->source_line);
+        else
+            snprintf(where, sizeof where, "%s", reg->source_file);
+        if (used + 1 < len)
+            snprintf(msg + used, len - used, " '%s' is registered at %s%s%s.",
+                     p->names[p->rows[row_of[region[k]]].region], where,
+                     reg->function ? " in " : "", reg->function ? reg->function : "");
+    }
+}
+
 /* Call ids, parent ids and exclusive totals from the reconstruction. */
-static int add_call_tree(sp_profile *p, int has_tasks, char *warning, size_t warnlen)
+static int add_call_tree(sp_profile *p, const sp_capture *c, const int64_t *row_of,
+                         int has_tasks, char *warning, size_t warnlen)
 {
     size_t n = p->num_events;
     uint32_t *region = malloc((n ? n : 1) * sizeof *region);
@@ -143,12 +208,13 @@ static int add_call_tree(sp_profile *p, int has_tasks, char *warning, size_t war
         .num_regions = p->num_names,
     };
     sp_calls calls;
-    char why[1024] = "";
+    char why[2048] = "";
     int rc = sp_calls_build(&in, &calls, why, sizeof why);
     free(region);
     free(call_index);
     free(names);
     if (rc != 0) {
+        append_callsites(p, c, row_of, why, sizeof why);
         snprintf(warning, warnlen, "call graph not recorded: %s", why);
         return 0;
     }
@@ -352,7 +418,8 @@ sp_profile *sp_capture_to_profile(const sp_capture *c, char *warning, size_t war
         sp_summary_compute(p->start + p->rows[r].offset, p->end + p->rows[r].offset, NULL,
                            p->rows[r].count, &p->rows[r].stats);
 
-    if (add_call_tree(p, has_tasks, warning, warnlen) != 0)
+    if (add_call_tree(p, c, row_of, has_tasks, warning, warnlen) != 0 ||
+        add_region_functions(p, c, row_of) != 0)
         goto oom;
     if (copy_threads(p, c) != 0 || copy_tasks(p, c) != 0 || copy_meta(p, c) != 0)
         goto oom;

@@ -75,12 +75,13 @@ static int64_t node_for(sp_report_tree *tree, int64_t parent, uint32_t region)
             return -1;
         return node_for(tree, parent, region);
     }
-    if ((tree->num_nodes & (tree->num_nodes - 1)) == 0) { /* 0, 1, 2, 4, ... */
-        size_t cap = tree->num_nodes ? tree->num_nodes * 2 : 16;
+    if (tree->num_nodes == tree->node_capacity) {
+        size_t cap = tree->node_capacity ? tree->node_capacity * 2 : 16;
         sp_report_node *nodes = realloc(tree->nodes, cap * sizeof *nodes);
         if (!nodes)
             return -1;
         tree->nodes = nodes;
+        tree->node_capacity = cap;
     }
     int64_t id = (int64_t)tree->num_nodes++;
     sp_report_node *node = &tree->nodes[id];

@@ -28,7 +28,8 @@ typedef struct sp_call_input {
     const uint64_t *call_index;  /* index of the call within its region; may be NULL (then computed in input order) */
     const int64_t *thread_ids;   /* NULL: no lane column (one lane) */
     const int64_t *task_ids;     /* NULL: no tasks; ignored without thread_ids */
-    const char *const *region_names; /* for error messages; may be NULL */
+    const char *const *region_names; /* for error messages; may be NULL (else every
+                                      * region index must be < num_regions) */
     size_t num_regions;
 } sp_call_input;
 
@@ -67,6 +68,7 @@ void sp_lane_ids(const int64_t *threads, const int64_t *tasks, size_t n, int64_t
 
 /* One reconstruction per lane, ascending lane order, parents remapped to
  * positions within the lane.  Without a lane column: one part, lane -1.
+ * Every part owns a copy of its columns (also when there is only one).
  * Returns the number of parts (0 for no calls) or -1; free with sp_lane_parts_free. */
 typedef struct sp_lane_part {
     int64_t lane;

@@ -59,6 +59,7 @@ typedef struct sp_report_tree {
     size_t num_ranks;         /* ranks merged into it (percent denominator) */
     size_t num_nodes;
     sp_report_node *nodes;    /* parents before children */
+    size_t node_capacity;
     int64_t first_root;       /* roots by inclusive time, descending; -1 none */
     /* lookup (parent, region) -> node, internal */
     int64_t *slots;

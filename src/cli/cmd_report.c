@@ -254,8 +254,8 @@ static void print_tree(const printer *p, const sp_report *r, const sp_report_tre
             i = t->nodes[i].next_sibling;
     }
     if (hidden)
-        fprintf(p->out, "%s(%zu node%s below --depth/--min-percent not shown)%s\n", dim(p),
-                hidden, hidden == 1 ? "" : "s", reset(p));
+        fprintf(p->out, "%s(%zu branch%s hidden by --depth/--min-percent)%s\n", dim(p), hidden,
+                hidden == 1 ? "" : "es", reset(p));
 }
 
 static void print_trees(const printer *p, const sp_report *r, int per_lane, const tree_view *v)

@@ -16,11 +16,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "harness.h"
 #include "scopeprof/h5.h"
+
+/* A tool gone wrong on hostile input must not fill the disk: a file
+ * larger than 1 GiB kills it (SIGXFSZ) and the test reports the signal. */
+static void limit_file_size(void)
+{
+    struct rlimit limit = {1L << 30, 1L << 30};
+    setrlimit(RLIMIT_FSIZE, &limit);
+}
 
 static int count_lines(const char *s)
 {
@@ -117,6 +126,7 @@ Test(hostile_api, ten_thousand_unbalanced_ends)
 Test(hostile_api, recursion_one_million_deep, .timeout = 240)
 {
     struct harness_run run;
+    limit_file_size();
     sp_profile *p = run_hostile(&run, "deep", "1000000");
     cr_assert_str_eq(run.err, "", "stderr: %.2000s", run.err);
     const sp_row *rec = harness_row(p, 0, "rec");
@@ -136,14 +146,20 @@ Test(hostile_api, recursion_one_million_deep, .timeout = 240)
         nested_good += p->parent_ids[good->offset + k] != -1;
     cr_assert_eq(nested_good, 1, "the call at depth 10^6 lost its parent");
     sp_profile_free(p);
+    harness_run_free(&run);
 
-    /* the command-line tools walk the same tree */
+    /* The command-line tools walk the same kind of tree, 10^5 deep (enough
+     * to overflow any recursion over it, and 10x cheaper).  The report's
+     * tree is cut at depth 20: printed in full, its indentation alone is
+     * O(depth^2) bytes. */
+    p = run_hostile(&run, "deep", "100000");
+    sp_profile_free(p);
     const char *path = harness_path(&run, "hostile_rank00000.h5");
     char out_json[600], out_svg[600];
     snprintf(out_json, sizeof out_json, "%s/deep.json", run.dir);
     snprintf(out_svg, sizeof out_svg, "%s/deep.svg", run.dir);
     const char *const commands[][8] = {
-        {SCOPEPROF_EXE, "report", path, NULL},
+        {SCOPEPROF_EXE, "report", "--depth", "20", path, NULL},
         {SCOPEPROF_EXE, "check", path, NULL},
         {SCOPEPROF_EXE, "export", "speedscope", path, "-o", out_json, NULL},
         {SCOPEPROF_EXE, "flame", path, "-o", out_svg, NULL},
@@ -275,6 +291,7 @@ Test(hostile_files, scopeprof_names_the_file_and_exits_1, .timeout = 240)
 
     char out[700];
     snprintf(out, sizeof out, "%s/out", run.dir);
+    limit_file_size();
     for (size_t i = 0; i < sizeof damaged_files / sizeof *damaged_files; i++) {
         char bad[700];
         snprintf(bad, sizeof bad, "%s/%s", run.dir, damaged_files[i].name);

@@ -8,31 +8,46 @@
 
 #include "harness.h"
 
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define SANITIZE_THREAD 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define SANITIZE_THREAD 1
-#endif
+/* scripts/test.d/tsan runs these tests with programs and shim from a
+ * ThreadSanitizer build (the runner itself stays uninstrumented: Criterion
+ * does not start under TSAN):
+ *   SCOPEPROF_TEST_PROGRAMS   directory of the test programs
+ *   SCOPEPROF_TEST_SHIM       libscopeprof.so to preload
+ *   SCOPEPROF_TEST_WRITER_NAMESPACE   SCOPE_PROFILER_WRITER_NAMESPACE of the runs */
+static const char *program_path(const char *name)
+{
+    const char *dir = getenv("SCOPEPROF_TEST_PROGRAMS");
+    if (!dir || !*dir)
+        return harness_program(name);
+    static char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return path;
+}
 
 /* Run a test program under the shim (its environment plus `extra`) and
  * load the file it wrote; stderr is left to the caller to check. */
 static sp_profile *run_and_load(struct harness_run *run, const char *program,
                                 const char *const *extra, const char *file)
 {
+    static char preload[1100], writer_ns[200];
     const char *env[16];
-    int n = 0;
-#ifdef SANITIZE_THREAD
-    /* dlmopen and sanitizer runtimes do not mix. */
-    env[n++] = "SCOPE_PROFILER_WRITER_NAMESPACE=shared";
-#endif
+    int n = 0, use_harness_shim = 1;
+    const char *shim = getenv("SCOPEPROF_TEST_SHIM");
+    if (shim && *shim) {
+        snprintf(preload, sizeof preload, "LD_PRELOAD=%s", shim);
+        env[n++] = preload;
+        use_harness_shim = 0;
+    }
+    const char *ns = getenv("SCOPEPROF_TEST_WRITER_NAMESPACE");
+    if (ns && *ns) {
+        snprintf(writer_ns, sizeof writer_ns, "SCOPE_PROFILER_WRITER_NAMESPACE=%s", ns);
+        env[n++] = writer_ns;
+    }
     for (int i = 0; extra && extra[i] && n < 15; i++)
         env[n++] = extra[i];
     env[n] = NULL;
-    const char *argv[] = {harness_program(program), NULL};
-    cr_assert_eq(harness_run(run, argv, env, 1), 0, "cannot run %s", program);
+    const char *argv[] = {program_path(program), NULL};
+    cr_assert_eq(harness_run(run, argv, env, use_harness_shim), 0, "cannot run %s", program);
     cr_assert_eq(run->exit_code, 0, "%s exited with %d; stderr: %s", program, run->exit_code,
                  run->err);
     return harness_load(run, file);

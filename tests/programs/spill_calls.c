@@ -2,7 +2,7 @@
  *
  *   spill_calls count BATCHES          BATCHES x ("batch" around 1024 calls
  *                                      of r0..r6 in turn); prints the peak
- *                                      resident size before exit
+ *                                      resident size and the time taken
  *   spill_calls kill N MARKER MS       N calls, sleep MS ms, 512 more calls,
  *                                      create MARKER, wait to be killed
  *   spill_calls loop N MARKER          calls until killed; MARKER after N
@@ -58,6 +58,8 @@ int main(int argc, char **argv)
         regions[i] = sp_region(name);
     }
     if (!strcmp(mode, "count")) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         int batch = sp_region("batch");
         for (long b = 0; b < n; b++) {
             sp_begin(batch);
@@ -65,7 +67,9 @@ int main(int argc, char **argv)
                 call(i);
             sp_end(batch);
         }
-        printf("calls=%ld vmhwm_kb=%ld\n", n * 1025, vm_hwm_kb());
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        printf("calls=%ld vmhwm_kb=%ld record_ms=%.0f\n", n * 1025, vm_hwm_kb(),
+               (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
         return 0;
     }
     if (argc < 4)
