@@ -1,10 +1,10 @@
 /* heat.c - the bundled example: a 1-D heat equation split over MPI ranks,
- * each rank computing its half-blocks on 2 threads.  Instrumented with the
+ * each rank computing its blocks on 2 OpenMP threads.  Instrumented with the
  * scope-profiler markers only; built against the no-op marker library and
  * profiled by preloading libscopeprof.so (see scripts/demo). */
 #include <math.h>
 #include <mpi.h>
-#include <pthread.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -17,21 +17,19 @@
 static double *u, *next;
 static int r_main, r_step, r_halo, r_compute, r_stencil, r_worker, r_reduce;
 
-struct slice { int from, to; double sum; };
-
-static void *stencil(void *arg)
+/* One block per OpenMP thread: the stencil, then the block's sum. */
+static double stencil_block(int from, int to)
 {
-    struct slice *s = arg;
     sp_begin(r_worker);
-    for (int i = s->from; i < s->to; i++)
+    for (int i = from; i < to; i++)
         next[i] = u[i] + 0.25 * (u[i - 1] - 2 * u[i] + u[i + 1]);
     sp_begin(r_reduce);
-    s->sum = 0;
-    for (int i = s->from; i < s->to; i++)
-        s->sum += next[i];
+    double sum = 0;
+    for (int i = from; i < to; i++)
+        sum += next[i];
     sp_end(r_reduce);
     sp_end(r_worker);
-    return NULL;
+    return sum;
 }
 
 int main(int argc, char **argv)
@@ -68,17 +66,11 @@ int main(int argc, char **argv)
 
         sp_begin(r_compute);
         sp_begin(r_stencil);
-        pthread_t t[THREADS];
-        struct slice s[THREADS];
-        for (int k = 0; k < THREADS; k++) {
-            s[k].from = 1 + k * CELLS / THREADS;
-            s[k].to = 1 + (k + 1) * CELLS / THREADS;
-            pthread_create(&t[k], NULL, stencil, &s[k]);
-        }
         double local = 0;
-        for (int k = 0; k < THREADS; k++) {
-            pthread_join(t[k], NULL);
-            local += s[k].sum;
+#pragma omp parallel num_threads(THREADS) reduction(+ : local)
+        {
+            int k = omp_get_thread_num(), n = omp_get_num_threads();
+            local += stencil_block(1 + k * CELLS / n, 1 + (k + 1) * CELLS / n);
         }
         sp_end(r_stencil);
         MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
