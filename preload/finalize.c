@@ -80,6 +80,19 @@ void sp_process_meta_string(const char *key, const char *value)
 
 /* ---- the writer module --------------------------------------------------- */
 
+/* The sanitizer runtimes refuse RTLD_DEEPBIND (they must interpose every
+ * allocation); sanitizer builds are test builds without a foreign HDF5. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SP_DEEPBIND 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SP_DEEPBIND 0
+#endif
+#endif
+#ifndef SP_DEEPBIND
+#define SP_DEEPBIND RTLD_DEEPBIND
+#endif
+
 static void *writer_handle;
 /* Finalize and a misuse diagnostic (sp_writer_symbol) may load it at once. */
 static pthread_mutex_t writer_load_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -124,7 +137,7 @@ static sp_write_capture_fn load_writer_locked(char *err, size_t errlen)
             if (sp_cfg.writer_isolated)
                 sp_debug("dlmopen(%s) failed (%s); loading it in the shared namespace",
                          candidates[i], dlerror());
-            h = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+            h = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL | SP_DEEPBIND);
         }
         if (!h) {
             last_error = dlerror();

@@ -187,6 +187,9 @@ static void thread_exited(void *arg)
                    (long long)t->index, name, r->name, depth - 1, depth);
         SP_RELEASE(lane->depth, 0);
     }
+    /* A task still running on the dying thread ends its step here. */
+    if (t->task >= 0)
+        sp_task_run(t, -1);
     pthread_mutex_lock(&sp_threads_lock);
     SP_STORE(t->cpu_ns, cpu);
     t->end_ns = now;

@@ -36,6 +36,17 @@ static const char *own(struct resolved *r, const char *s)
     return copy;
 }
 
+static int same_frames(const sp_capture_region *a, const sp_capture_region *b)
+{
+    if (a->num_frames != b->num_frames)
+        return 0;
+    for (size_t k = 0; k < a->num_frames; k++)
+        if (a->frames[k].address != b->frames[k].address ||
+            a->frames[k].module_path != b->frames[k].module_path)
+            return 0;
+    return 1;
+}
+
 static int resolve_callsites(const sp_capture *capture, struct resolved *out)
 {
     memset(out, 0, sizeof *out);
@@ -49,11 +60,18 @@ static int resolve_callsites(const sp_capture *capture, struct resolved *out)
         return -1;
     }
     memcpy(out->regions, capture->regions, n * sizeof *out->regions);
+    sp_callsite site;
+    const sp_capture_region *previous = NULL;
     for (size_t i = 0; i < n; i++) {
         sp_capture_region *reg = &out->regions[i];
-        sp_callsite site;
-        if (!reg->num_frames || sp_callsite_resolve(resolver, reg->frames, reg->num_frames, &site))
+        if (!reg->num_frames)
             continue;
+        /* Regions registered in a loop share their call site. */
+        if (!previous || !same_frames(previous, reg)) {
+            if (sp_callsite_resolve(resolver, reg->frames, reg->num_frames, &site) != 0)
+                continue;
+            previous = reg;
+        }
         if (!reg->source_file) {
             reg->source_file = own(out, site.file);
             reg->source_line = site.line;

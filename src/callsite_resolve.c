@@ -156,16 +156,32 @@ static int find_subprogram(Dwarf_Die *die, Dwarf_Addr pc, int depth, char *buf, 
     return 0;
 }
 
+/* The compile unit holding addr (module address).  dwfl_module_addrdie
+ * needs .debug_aranges, which clang does not write: then every unit's
+ * ranges are tried. */
+static int unit_at(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Die *unit, Dwarf_Addr *bias)
+{
+    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, bias);
+    if (cu) {
+        *unit = *cu;
+        return 1;
+    }
+    Dwarf *dwarf = dwfl_module_getdwarf(mod, bias);
+    if (!dwarf)
+        return 0;
+    Dwarf_CU *it = NULL;
+    while (dwarf_get_units(dwarf, it, &it, NULL, NULL, unit, NULL) == 0)
+        if (dwarf_haspc(unit, addr - *bias) == 1)
+            return 1;
+    return 0;
+}
+
 /* The name of the innermost function (or inlined function) at addr, from
  * DWARF: the name written in the source, not the linker's. */
-static void dwarf_function(Dwfl_Module *mod, Dwarf_Addr addr, char *buf, size_t len)
+static void dwarf_function(Dwarf_Die *unit, Dwarf_Addr pc, char *buf, size_t len)
 {
-    Dwarf_Addr bias = 0;
-    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
-    if (!cu)
-        return;
     Dwarf_Die *scopes = NULL;
-    int n = dwarf_getscopes(cu, addr - bias, &scopes);
+    int n = dwarf_getscopes(unit, pc, &scopes);
     int found = 0;
     for (int i = 0; i < n && !found; i++) {
         int tag = dwarf_tag(&scopes[i]);
@@ -174,7 +190,7 @@ static void dwarf_function(Dwfl_Module *mod, Dwarf_Addr addr, char *buf, size_t 
     }
     free(scopes);
     if (!found)
-        find_subprogram(cu, addr - bias, 0, buf, len);
+        find_subprogram(unit, pc, 0, buf, len);
 }
 
 /* GCC's clones keep the function's name with a suffix (register.isra.0,
@@ -239,16 +255,19 @@ static void resolve_frame(sp_callsite_resolver *r, const sp_capture_frame *f,
     struct opened_module *m = open_module(r, f->module_path);
     if (!m || !m->module)
         return;
-    Dwarf_Addr addr = f->address;
+    Dwarf_Addr addr = f->address, bias = 0;
     info->symbol = dwfl_module_addrname(m->module, addr);
-    Dwfl_Line *line = dwfl_module_getsrc(m->module, addr);
-    int lineno = 0;
-    const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
-    if (file && lineno > 0) {
-        tidy_path(file, info->file, sizeof info->file);
-        info->line = lineno;
+    Dwarf_Die unit;
+    if (unit_at(m->module, addr, &unit, &bias)) {
+        Dwarf_Line *line = dwarf_getsrc_die(&unit, addr - bias);
+        int lineno = 0;
+        const char *file = line ? dwarf_linesrc(line, NULL, NULL) : NULL;
+        if (file && dwarf_lineno(line, &lineno) == 0 && lineno > 0) {
+            tidy_path(file, info->file, sizeof info->file);
+            info->line = lineno;
+        }
+        dwarf_function(&unit, addr - bias, info->function, sizeof info->function);
     }
-    dwarf_function(m->module, addr, info->function, sizeof info->function);
 #else
     (void)r;
 #endif

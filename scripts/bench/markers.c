@@ -3,7 +3,10 @@
  * (the machines are shared and noisy: only ratios are comparable).
  *
  *   markers pairs N [THREADS]   ns per pair (median of 7 runs) and ratio
- *   markers memory N            bytes of resident memory per recorded call */
+ *   markers memory N            bytes of resident memory per recorded call
+ *   markers register N          ns per sp_region of a new name and of an
+ *                               existing one (call sites are captured once
+ *                               per new region: compare SCOPE_PROFILER_CALLSITES) */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +49,29 @@ static double pairs(void)
     return (now_s() - t0) * 1e9 / iterations;
 }
 
+static char (*fresh_names)[32];
+static long names_used;
+
+/* ns per registration of names never seen before */
+static double register_new(void)
+{
+    for (long i = 0; i < iterations; i++)
+        snprintf(fresh_names[i], sizeof fresh_names[i], "region_%ld", names_used + i);
+    names_used += iterations;
+    double t0 = now_s();
+    for (long i = 0; i < iterations; i++)
+        sink += sp_region(fresh_names[i]);
+    return (now_s() - t0) * 1e9 / iterations;
+}
+
+static double register_existing(void)
+{
+    double t0 = now_s();
+    for (long i = 0; i < iterations; i++)
+        sink += sp_region("bench");
+    return (now_s() - t0) * 1e9 / iterations;
+}
+
 static int cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -61,9 +87,20 @@ static double median(double (*fn)(void))
     return v[3];
 }
 
+/* One thread of the threaded case: its own baseline and its own pairs,
+ * measured while the other threads do the same, so the ratio compares
+ * like with like on a loaded machine. */
+struct thread_result {
+    double base, cost;
+};
+static pthread_barrier_t start_together;
 static void *thread_pairs(void *arg)
 {
-    *(double *)arg = median(pairs);
+    struct thread_result *r = arg;
+    pthread_barrier_wait(&start_together);
+    r->base = median(bare_clocks);
+    pthread_barrier_wait(&start_together);
+    r->cost = median(pairs);
     return NULL;
 }
 
@@ -83,7 +120,7 @@ static long rss_kib(void)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: markers pairs|memory N [THREADS]\n");
+        fprintf(stderr, "usage: markers pairs|memory|register N [THREADS]\n");
         return 2;
     }
     iterations = atol(argv[2]);
@@ -100,20 +137,31 @@ int main(int argc, char **argv)
                (after - before) * 1024.0 / iterations, before, after);
         return 0;
     }
+    if (!strcmp(argv[1], "register")) {
+        fresh_names = malloc((size_t)iterations * sizeof *fresh_names);
+        if (!fresh_names)
+            return 1;
+        double fresh = median(register_new);
+        printf("%.1f ns/new name, %.1f ns/existing name\n", fresh, median(register_existing));
+        return 0;
+    }
     int threads = argc > 3 ? atoi(argv[3]) : 1;
-    double base = median(bare_clocks);
-    double cost;
+    double base = 0, cost = 0;
     if (threads <= 1) {
+        base = median(bare_clocks);
         cost = median(pairs);
     } else {
+        /* Per-thread figures, averaged over the threads. */
+        threads = threads > 64 ? 64 : threads;
         pthread_t t[64];
-        double r[64];
-        for (int k = 0; k < threads && k < 64; k++)
+        struct thread_result r[64];
+        pthread_barrier_init(&start_together, NULL, (unsigned)threads);
+        for (int k = 0; k < threads; k++)
             pthread_create(&t[k], NULL, thread_pairs, &r[k]);
-        cost = 0;
-        for (int k = 0; k < threads && k < 64; k++) {
+        for (int k = 0; k < threads; k++) {
             pthread_join(t[k], NULL);
-            cost += r[k] / threads;
+            base += r[k].base / threads;
+            cost += r[k].cost / threads;
         }
     }
     printf("%.2f ns/pair, baseline two clock_gettime %.2f ns, ratio %.2f\n", cost, base, cost / base);

@@ -43,7 +43,10 @@ static char *slurp(const char *path)
 }
 
 /* The environment of the child: ours minus scopeprof's own variables (a
- * developer's shell may set them), plus LD_PRELOAD and the test's entries. */
+ * developer's shell may set them), plus LD_PRELOAD and the test's entries.
+ * Sanitizer passes (scripts/test.d/asan) set SCOPEPROF_TEST_PRELOAD_PREFIX
+ * (the ASan runtime, which must be loaded first) and
+ * SCOPEPROF_TEST_WRITER_NAMESPACE (dlmopen and ASan do not mix). */
 static char **child_environment(const char *const *extra, int preload)
 {
     size_t n = 0, k = 0;
@@ -52,14 +55,22 @@ static char **child_environment(const char *const *extra, int preload)
     size_t m = 0;
     while (extra && extra[m])
         m++;
-    char **env = calloc(n + m + 2, sizeof *env);
+    char **env = calloc(n + m + 3, sizeof *env);
     for (size_t i = 0; i < n; i++)
         if (strncmp(environ[i], "SCOPE_PROFILER_", 15) && strncmp(environ[i], "LD_PRELOAD=", 11))
             env[k++] = environ[i];
-    static char preload_var[2048];
+    static char preload_var[2048], namespace_var[256];
     if (preload) {
-        snprintf(preload_var, sizeof preload_var, "LD_PRELOAD=%s", SHIM_PATH);
+        const char *first = getenv("SCOPEPROF_TEST_PRELOAD_PREFIX");
+        snprintf(preload_var, sizeof preload_var, "LD_PRELOAD=%s%s%s", first ? first : "",
+                 first && *first ? ":" : "", SHIM_PATH);
         env[k++] = preload_var;
+    }
+    const char *writer_namespace = getenv("SCOPEPROF_TEST_WRITER_NAMESPACE");
+    if (writer_namespace) {
+        snprintf(namespace_var, sizeof namespace_var, "SCOPE_PROFILER_WRITER_NAMESPACE=%s",
+                 writer_namespace);
+        env[k++] = namespace_var;
     }
     for (size_t i = 0; i < m; i++)
         env[k++] = (char *)extra[i];

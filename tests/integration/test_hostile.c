@@ -198,25 +198,26 @@ static char *read_bytes(const char *path, size_t *n)
     return data;
 }
 
-/* An HDF5 file that is not a profile of ours: a group and an attribute
- * claiming a schema version from the future. */
-static void write_wrong_schema(const char *path)
+/* An HDF5 file of some other program: a group holding a dataset. */
+static void write_foreign(const char *path)
 {
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     cr_assert_geq(f, 0);
-    hid_t g = H5Gcreate2(f, "metadata", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    hid_t space = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(g, "schema_version", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT);
-    int future = 99;
-    H5Awrite(a, H5T_NATIVE_INT, &future);
-    H5Aclose(a);
+    hid_t g = H5Gcreate2(f, "simulation", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hsize_t dims[1] = {4};
+    hid_t space = H5Screate_simple(1, dims, NULL);
+    hid_t d = H5Dcreate2(g, "temperature", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT,
+                         H5P_DEFAULT, H5P_DEFAULT);
+    const double t[4] = {280.5, 281.0, 279.25, 300.0};
+    H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, t);
+    H5Dclose(d);
     H5Sclose(space);
     H5Gclose(g);
     H5Fclose(f);
 }
 
-/* A real profile with one dataset unlinked: valid HDF5, broken layout. */
-static void write_missing_dataset(const char *path, const char *valid)
+/* A copy of a real profile, opened for a change with the HDF5 library. */
+static hid_t open_copy(const char *path, const char *valid)
 {
     size_t n;
     char *data = read_bytes(valid, &n);
@@ -224,6 +225,25 @@ static void write_missing_dataset(const char *path, const char *valid)
     free(data);
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     cr_assert_geq(f, 0);
+    return f;
+}
+
+/* A real profile claiming a schema version from the future. */
+static void write_future_schema(const char *path, const char *valid)
+{
+    hid_t f = open_copy(path, valid);
+    hid_t a = H5Aopen(f, "scope_profiler_schema", H5P_DEFAULT);
+    cr_assert_geq(a, 0);
+    int64_t future = 99;
+    cr_assert_geq(H5Awrite(a, H5T_NATIVE_INT64, &future), 0);
+    H5Aclose(a);
+    H5Fclose(f);
+}
+
+/* A real profile with one dataset unlinked: valid HDF5, broken layout. */
+static void write_missing_dataset(const char *path, const char *valid)
+{
+    hid_t f = open_copy(path, valid);
     cr_assert_geq(H5Ldelete(f, "/region_table/names", H5P_DEFAULT), 0);
     H5Fclose(f);
 }
@@ -231,16 +251,21 @@ static void write_missing_dataset(const char *path, const char *valid)
 struct damaged {
     const char *name;
     const char *what;
+    /* 0: only values of the event columns are garbage, which HDF5 does not
+     * checksum; `check` must find it, the other commands need only detect
+     * what breaks an invariant (and never crash) */
+    int structural;
 };
 
 static const struct damaged damaged_files[] = {
-    {"empty.h5", "zero bytes"},
-    {"truncated.h5", "the first half of a profile"},
-    {"text.h5", "not HDF5"},
-    {"future.h5", "HDF5 of another schema"},
-    {"missing.h5", "a profile with a dataset unlinked"},
-    {"superblock.h5", "a profile with its superblock overwritten"},
-    {"scribbled.h5", "a profile with its middle overwritten"},
+    {"empty.h5", "zero bytes", 1},
+    {"truncated.h5", "the first half of a profile", 1},
+    {"text.h5", "not HDF5", 1},
+    {"foreign.h5", "HDF5 of another program", 1},
+    {"future.h5", "a profile of a future schema", 1},
+    {"missing.h5", "a profile with a dataset unlinked", 1},
+    {"superblock.h5", "a profile with its superblock overwritten", 1},
+    {"scribbled.h5", "a profile with its middle overwritten", 0},
 };
 
 static void make_damaged_files(const char *dir, const char *valid)
@@ -257,12 +282,16 @@ static void make_damaged_files(const char *dir, const char *valid)
     snprintf(path, sizeof path, "%s/text.h5", dir);
     const char *text = "region,calls\nmain,1\n";
     write_bytes(path, text, strlen(text));
+    snprintf(path, sizeof path, "%s/foreign.h5", dir);
+    write_foreign(path);
     snprintf(path, sizeof path, "%s/future.h5", dir);
-    write_wrong_schema(path);
+    write_future_schema(path, valid);
     snprintf(path, sizeof path, "%s/missing.h5", dir);
     write_missing_dataset(path, valid);
 
-    char *copy = malloc(n);
+    /* n > 4096 (asserted above), which the compiler cannot see */
+    char *copy = malloc(n > 4096 ? n : 4096);
+    cr_assert_not_null(copy);
     memcpy(copy, data, n);
     memset(copy + 8, 0xA5, 40); /* after the signature: the superblock */
     snprintf(path, sizeof path, "%s/superblock.h5", dir);
@@ -279,7 +308,7 @@ static void make_damaged_files(const char *dir, const char *valid)
 
 Test(hostile_files, scopeprof_names_the_file_and_exits_1, .timeout = 240)
 {
-    /* a valid profile to damage, and one to go with it in merges */
+    /* a valid profile to damage */
     struct harness_run run;
     const char *argv[] = {harness_program("basic"), "2000", NULL};
     cr_assert_eq(harness_run(&run, argv, NULL, 1), 0);
@@ -301,7 +330,7 @@ Test(hostile_files, scopeprof_names_the_file_and_exits_1, .timeout = 240)
             {SCOPEPROF_EXE, "export", "speedscope", bad, "-o", out, NULL},
             {SCOPEPROF_EXE, "export", "csv", bad, "-o", out, NULL},
             {SCOPEPROF_EXE, "flame", bad, "-o", out, NULL},
-            {SCOPEPROF_EXE, "merge", valid_copy, bad, "-o", out, NULL},
+            {SCOPEPROF_EXE, "merge", bad, "-o", out, NULL},
         };
         for (size_t c = 0; c < sizeof commands / sizeof *commands; c++) {
             const char *cmd = commands[c][1];
@@ -309,11 +338,19 @@ Test(hostile_files, scopeprof_names_the_file_and_exits_1, .timeout = 240)
             cr_assert_eq(harness_run(&tool, commands[c], NULL, 0), 0);
             cr_assert_eq(tool.signal, 0, "scopeprof %s crashed (signal %d) on %s (%s)\n%.2000s",
                          cmd, tool.signal, damaged_files[i].name, damaged_files[i].what, tool.err);
+            if (!damaged_files[i].structural && strcmp(cmd, "check") != 0 && tool.exit_code == 0) {
+                unlink(out);
+                harness_run_free(&tool);
+                continue;
+            }
             cr_assert_eq(tool.exit_code, 1, "scopeprof %s on %s (%s): status %d, stderr: %.2000s",
                          cmd, damaged_files[i].name, damaged_files[i].what, tool.exit_code, tool.err);
-            cr_assert(strstr(tool.err, damaged_files[i].name),
-                      "scopeprof %s on %s: the message does not name the file: %.2000s",
-                      cmd, damaged_files[i].name, tool.err);
+            /* check reports what it found on stdout (stderr when the file
+             * does not open), the others on stderr */
+            int named = strstr(tool.err, damaged_files[i].name) ||
+                        (!strcmp(cmd, "check") && strstr(tool.out, damaged_files[i].name));
+            cr_assert(named, "scopeprof %s on %s: the message does not name the file: %.2000s%s",
+                      cmd, damaged_files[i].name, tool.err, tool.out);
             /* check lists every problem, one per line; the others say it once */
             if (strcmp(cmd, "check") != 0)
                 cr_assert_eq(count_lines(tool.err), 1, "scopeprof %s on %s: %.2000s",

@@ -1,0 +1,23 @@
+#!/bin/sh
+# A short libFuzzer run, part of the test suite when built with -Dfuzz=true:
+#   run_fuzzer.sh FUZZER SEED_MAKER NAME REGRESSIONS_DIR WORK_DIR SECONDS
+# Seeds: small valid files (make_fuzz_seeds) plus the committed crash
+# inputs.  A crash fails the test; the input is left in WORK_DIR/NAME-crashes
+# to be committed under tests/fuzz/regressions/NAME (docs/faults.md).
+set -eu
+fuzzer=$1 seeds=$2 name=$3 regressions=$4 work=$5 seconds=$6
+corpus=$work/corpus-$name
+crashes=$work/$name-crashes
+mkdir -p "$corpus" "$crashes" "$work/seeds-h5" "$work/seeds-spill"
+"$seeds" "$work/seeds-h5" "$work/seeds-spill"
+case $name in
+  h5_read) cp "$work"/seeds-h5/* "$corpus"/ ;;
+  # the spill target reads a mode byte first: 0 = fix checksums
+  spill_read) for f in "$work"/seeds-spill/*; do
+                { printf '\000'; cat "$f"; } > "$corpus/$(basename "$f")"; done ;;
+esac
+# undefined behaviour is a finding like a crash: stop and keep the input
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+exec "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=1024 \
+  -max_len=65536 -print_final_stats=1 -artifact_prefix="$crashes/" \
+  "$corpus" "$regressions"
