@@ -63,8 +63,15 @@ int sp_lane_next_chunk(struct sp_lane *lane)
     if (sp_spill_on_full_chunk(lane))
         return 0;
     struct sp_chunk *chunk = calloc(1, sizeof *chunk);
-    if (!chunk)
+    if (!chunk) {
+        /* No memory for more events: keep exact counts and totals only
+         * (the hot path never writes past a full chunk). */
+        if (!lane->stopped)
+            sp_log("out of memory for more events on thread %lld; from now on its calls are "
+                   "counted but not kept as events", (long long)lane->thread->index);
+        lane->stopped = 1;
         return -1;
+    }
     __atomic_add_fetch(&sp_buffer_bytes, sizeof *chunk, __ATOMIC_RELAXED);
     pthread_mutex_lock(&lane->lock);
     lane->tail->count = SP_CHUNK_EVENTS;

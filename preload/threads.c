@@ -116,11 +116,12 @@ static void thread_attach(struct sp_thread *t)
 {
     pid_t tid = (pid_t)syscall(SYS_gettid);
     int64_t cpu = sp_thread_cpu_ns();
-    int64_t now = sp_clock_ns();
     pthread_mutex_lock(&sp_threads_lock);
     t->ident = (uint64_t)pthread_self();
     t->tid = tid;
-    t->start_ns = now;
+    /* start_ns stays the creation time taken by the creating thread: the
+     * CPU the new thread spends before it gets here (stack, TLS set-up) is
+     * in its CPU clock, so its wall time must include it too. */
     SP_STORE(t->cpu_ns, cpu);
     if (tid == getpid())
         snprintf(t->name, sizeof t->name, "MainThread");
