@@ -558,7 +558,7 @@ void sp_finalize_all(const char *why)
     pthread_mutex_lock(&sp_profilers_lock);
     int n = sp_num_profilers;
     struct sp_profiler **list = malloc((size_t)(n ? n : 1) * sizeof *list);
-    if (list)
+    if (list && n)
         memcpy(list, sp_profilers, (size_t)n * sizeof *list);
     pthread_mutex_unlock(&sp_profilers_lock);
     if (!list)

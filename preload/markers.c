@@ -105,10 +105,24 @@ SP_EXPORT int sp_profiler_region_at(sp_profiler *p, const char *name, const char
 
 /* ---- the hot path ------------------------------------------------------- */
 
+/* An id that was never returned by sp_region: reported (the first few
+ * times only, misuse in a loop must not flood stderr) and ignored. */
+static __attribute__((noinline, cold)) void report_invalid_id(int region)
+{
+    static int reports;
+    int n = __atomic_add_fetch(&reports, 1, __ATOMIC_RELAXED);
+    if (n <= 10)
+        sp_log("sp_begin/sp_end with region id %d, which no sp_region call returned; "
+               "the call is ignored%s", region,
+               n == 10 ? " (further invalid ids are not reported)" : "");
+}
+
 static inline int region_valid(struct sp_profiler *p, int region)
 {
-    if (SP_UNLIKELY((uint32_t)region >= SP_ACQUIRE(p->num_regions)))
+    if (SP_UNLIKELY((uint32_t)region >= SP_ACQUIRE(p->num_regions))) {
+        report_invalid_id(region);
         return 0;
+    }
     if (SP_UNLIKELY(filtering) && !sp_region_get(p, (uint32_t)region)->wanted)
         return 0;
     return 1;

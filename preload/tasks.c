@@ -189,3 +189,14 @@ sp_task_row *sp_tasks_snapshot(int64_t origin_ns, size_t *count)
     *count = (size_t)n;
     return rows;
 }
+
+/* fork(): the child must not inherit tasks_lock held by a thread that does not
+ * exist there. */
+static void tasks_lock_prepare(void) { pthread_mutex_lock(&tasks_lock); }
+static void tasks_lock_parent(void) { pthread_mutex_unlock(&tasks_lock); }
+static void tasks_lock_child(void) { pthread_mutex_init(&tasks_lock, NULL); }
+
+__attribute__((constructor)) static void tasks_lock_watch_fork(void)
+{
+    pthread_atfork(tasks_lock_prepare, tasks_lock_parent, tasks_lock_child);
+}

@@ -203,3 +203,14 @@ SP_EXPORT void makecontext(ucontext_t *uc, void (*fn)(void), int argc, ...)
     uintptr_t p = (uintptr_t)c;
     make(uc, (void (*)(void))fiber_main, 2, (unsigned)(p >> 16 >> 16), (unsigned)(p & 0xffffffffu));
 }
+
+/* fork(): the child must not inherit contexts_lock held by a thread that does not
+ * exist there. */
+static void contexts_lock_prepare(void) { pthread_mutex_lock(&contexts_lock); }
+static void contexts_lock_parent(void) { pthread_mutex_unlock(&contexts_lock); }
+static void contexts_lock_child(void) { pthread_mutex_init(&contexts_lock, NULL); }
+
+__attribute__((constructor)) static void contexts_lock_watch_fork(void)
+{
+    pthread_atfork(contexts_lock_prepare, contexts_lock_parent, contexts_lock_child);
+}

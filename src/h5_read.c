@@ -352,7 +352,19 @@ static int read_columnar(hid_t file, sp_profile *profile, sp_problems *p)
     return read_events(file, profile, have_stats, p);
 }
 
+const char *volatile sp_h5_current_path;
+
+static sp_profile *read_problems(const char *path, sp_problems *p);
+
 sp_profile *sp_h5_read_problems(const char *path, sp_problems *p)
+{
+    sp_h5_current_path = path;
+    sp_profile *profile = read_problems(path, p);
+    sp_h5_current_path = NULL;
+    return profile;
+}
+
+static sp_profile *read_problems(const char *path, sp_problems *p)
 {
     hid_t file = sp_h5_open_read(path, p);
     if (file < 0)

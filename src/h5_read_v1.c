@@ -239,6 +239,13 @@ int sp_h5_read_v1(hid_t file, sp_profile *profile, sp_problems *p)
     }
     qsort(ranks, nranks, sizeof *ranks, by_rank);
     int rc = 0;
+    /* Schema 1 is only recognised by its layout: without rank<N> groups or
+     * a metadata group this is some other program's HDF5 file. */
+    if (nranks == 0 && !sp_h5_exists(file, "metadata")) {
+        sp_problem(p, "not a scope-profiler profile (no scope_profiler_schema attribute and no "
+                      "rank<N> groups): give scopeprof the files a profiled run wrote");
+        rc = -1;
+    }
     for (size_t k = 0; rc == 0 && k < nranks; k++) {
         char path[128];
         snprintf(path, sizeof path, "%s/regions", ranks[k].name);

@@ -193,21 +193,34 @@ int sp_profile_set_meta_strings(sp_profile *profile, const char *key,
     return 0;
 }
 
+/* Durations and sums wrap instead of overflowing: a damaged or hostile file
+ * may hold absurd timestamps, and must give absurd numbers, not undefined
+ * behaviour. */
+static int64_t wrap_sub(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a - (uint64_t)b);
+}
+
+static int64_t wrap_add(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
 void sp_summary_compute(const int64_t *start, const int64_t *end,
                         const int64_t *gpu, size_t count, sp_summary_stats *out)
 {
     memset(out, 0, sizeof *out);
     if (count == 0)
         return;
-    int64_t first = end[0] - start[0];
+    int64_t first = wrap_sub(end[0], start[0]);
     out->first = first;
     out->minimum = first;
     out->maximum = first;
     out->start_minimum = start[0];
     out->end_maximum = end[0];
     for (size_t i = 0; i < count; i++) {
-        int64_t d = end[i] - start[i];
-        out->total += d;
+        int64_t d = wrap_sub(end[i], start[i]);
+        out->total = wrap_add(out->total, d);
         if (d < out->minimum)
             out->minimum = d;
         if (d > out->maximum)
@@ -218,17 +231,17 @@ void sp_summary_compute(const int64_t *start, const int64_t *end,
             out->end_maximum = end[i];
         if (gpu && gpu[i] >= 0) {
             out->gpu_count++;
-            out->gpu_total += gpu[i];
+            out->gpu_total = wrap_add(out->gpu_total, gpu[i]);
         }
     }
-    out->last = end[count - 1] - start[count - 1];
+    out->last = wrap_sub(end[count - 1], start[count - 1]);
     /* Two passes like numpy's mean()/var(): the mean first, then squared
      * deviations from it, which stays accurate for long runs of similar
      * durations where a one-pass sum of squares would cancel. */
     double mean = (double)out->total / (double)count;
     double m2 = 0.0;
     for (size_t i = 0; i < count; i++) {
-        double dev = (double)(end[i] - start[i]) - mean;
+        double dev = (double)wrap_sub(end[i], start[i]) - mean;
         m2 += dev * dev;
     }
     out->mean = mean;

@@ -16,6 +16,11 @@ extern "C" {
 /* From this many events on, event columns are gzip+shuffle compressed. */
 #define SP_COMPRESS_MIN_EVENTS 16384
 
+/* The file the reader is inside right now (NULL between reads).  HDF5
+ * itself can crash on some corrupt files; a program may name the file from
+ * a SIGSEGV handler with this (the `scopeprof` command does). */
+extern const char *volatile sp_h5_current_path;
+
 /* Read a whole file.  NULL on error (message in err). */
 sp_profile *sp_h5_read(const char *path, char *err, size_t errlen);
 

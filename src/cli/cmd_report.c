@@ -33,7 +33,8 @@ static const char report_help[] =
     "options:\n"
     "      --lanes          one call tree per rank and lane instead of one merged\n"
     "                       tree (to select lanes, use --lanes=LIST)\n"
-    "      --depth N        show N levels of the call tree (1 = roots only)\n"
+    "      --depth N        show N levels of the call tree (1 = roots only;\n"
+    "                       default 64, so deep recursion stays readable)\n"
     "      --min-percent P  hide tree nodes below P %% of the run\n"
     "      --sort KEY       flat profile order: exclusive (default), inclusive,\n"
     "                       calls, mean, max, name\n"
@@ -171,6 +172,11 @@ typedef struct tree_view {
 } tree_view;
 
 #define TREE_NAME_W 25
+/* Deep recursion (10^6 levels happen) must not print a terabyte of
+ * indentation: levels are cut at 64 unless --depth says otherwise, and the
+ * indentation stops growing after 16 levels, where "[N]" gives the depth. */
+#define DEFAULT_TREE_DEPTH 64
+#define MAX_INDENT_LEVELS 16
 
 static double node_percent(const sp_report *r, const sp_report_tree *t, const sp_report_node *n)
 {
@@ -204,7 +210,13 @@ static void print_node(const printer *p, const sp_report *r, const sp_report_tre
         else
             snprintf(where, sizeof where, "%s", base ? base + 1 : file);
     }
-    name_cell(p, 2 * (size_t)n->depth, profile->names[n->region], where, TREE_NAME_W);
+    if (n->depth > MAX_INDENT_LEVELS) {
+        char marked[600];
+        snprintf(marked, sizeof marked, "[%u] %s", n->depth, profile->names[n->region]);
+        name_cell(p, 2 * MAX_INDENT_LEVELS, marked, where, TREE_NAME_W);
+    } else {
+        name_cell(p, 2 * (size_t)n->depth, profile->names[n->region], where, TREE_NAME_W);
+    }
     count_cell(p, n->calls, 7);
     double pct = node_percent(r, t, n);
     char buf[32];
@@ -460,7 +472,7 @@ int cmd_report(int argc, char **argv)
     sp_selection sel;
     sp_selection_init(&sel);
     sp_report_options opt = {.selection = &sel, .sort = SP_SORT_EXCLUSIVE};
-    tree_view view = {0, 0};
+    tree_view view = {DEFAULT_TREE_DEPTH, 0};
     int show = 0, status = 2;
     char **files = malloc((size_t)argc * sizeof *files);
     size_t num_files = 0;
