@@ -263,6 +263,17 @@ static void resolve_frame(sp_callsite_resolver *r, const sp_capture_frame *f,
         int lineno = 0;
         const char *file = line ? dwarf_linesrc(line, NULL, NULL) : NULL;
         if (file && dwarf_lineno(line, &lineno) == 0 && lineno > 0) {
+            /* A relative line-table directory (DWARF 5 as GCC writes it
+             * for "../src/x.c") is relative to the unit's compilation
+             * directory, not to the profiled program's working directory. */
+            char joined[PATH_MAX];
+            Dwarf_Attribute attr;
+            const char *comp_dir = file[0] != '/' && dwarf_attr(&unit, DW_AT_comp_dir, &attr)
+                                       ? dwarf_formstring(&attr)
+                                       : NULL;
+            if (comp_dir && comp_dir[0] == '/' &&
+                (size_t)snprintf(joined, sizeof joined, "%s/%s", comp_dir, file) < sizeof joined)
+                file = joined;
             tidy_path(file, info->file, sizeof info->file);
             info->line = lineno;
         }

@@ -206,13 +206,15 @@ static void report_files(const char *prefix, const struct timespec *since)
     free(names);
 }
 
-/* The prefix the shim will use: ours, or its default. */
+/* The prefix the shim will use: ours or the environment's; "%p" (any
+ * name) when neither is set, since the program may name its output with
+ * sp_init(prefix, rank). */
 static const char *effective_prefix(const char *output)
 {
     if (output)
         return output;
     const char *env = getenv("SCOPE_PROFILER_OUTPUT");
-    return env && env[0] ? env : "scope_profile"; /* the shim's default */
+    return env && env[0] ? env : "%p";
 }
 
 int cmd_run(int argc, char **argv)

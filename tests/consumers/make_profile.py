@@ -29,8 +29,10 @@ SOURCES = {"solve": ("solver.c", 42)}
 THREADS = {0: [(0, "MainThread"), (1, "w0")], 1: [(0, "MainThread")]}
 
 
-def reconstruct(calls):
-    """Plain O(n^2) containment nesting per (rank, thread): the truth."""
+def reconstruct(calls, unit=MS):
+    """Plain O(n^2) containment nesting per (rank, thread): the truth.  calls
+    are (rank, thread, region, start, end) in units of `unit` ns; a call's
+    parent is the latest-starting earlier call that contains it."""
     out = []
     for rank in sorted({c[0] for c in calls}):
         for thread in sorted({c[1] for c in calls if c[0] == rank}):
@@ -43,34 +45,98 @@ def reconstruct(calls):
                     if p[3] <= c[3] and c[4] <= p[4]:
                         parent = j
                         break
-                path = [c[2]]
-                k = parent
-                while k is not None:
-                    path.insert(0, lane[k][2])
-                    k = lane[k]['parent'] if isinstance(lane[k], dict) else None
                 out.append({"rank": rank, "thread": thread, "region": c[2],
-                            "start": c[3] * MS, "end": c[4] * MS, "parent": parent,
+                            "start": c[3] * unit, "end": c[4] * unit, "parent": parent,
                             "lane_pos": i})
     # call paths and exclusive
     by_lane = {}
     for c in out:
         by_lane.setdefault((c["rank"], c["thread"]), []).append(c)
     for calls_ in by_lane.values():
+        children = {}
+        for c in calls_:
+            children.setdefault(c["parent"], []).append(c)
         for c in calls_:
             path, p = [c["region"]], c["parent"]
             while p is not None:
                 path.insert(0, calls_[p]["region"])
                 p = calls_[p]["parent"]
             c["path"] = " > ".join(path)
-            children = [d for d in calls_ if d["parent"] == c["lane_pos"]]
-            c["exclusive"] = (c["end"] - c["start"]) - sum(d["end"] - d["start"] for d in children)
-            anc, p = set(), c["parent"]
-            while p is not None:
-                anc.add(calls_[p]["region"])
-                p = calls_[p]["parent"]
-            c["recursive"] = c["region"] in anc
+            kids = children.get(c["lane_pos"], [])
+            c["exclusive"] = (c["end"] - c["start"]) - sum(d["end"] - d["start"] for d in kids)
+            c["recursive"] = c["region"] in path[:-1]
             c["caller"] = calls_[c["parent"]]["region"] if c["parent"] is not None else None
     return out
+
+
+def _text(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def truth_from_h5(paths):
+    """The same truth as for the synthetic file, read from schema-3 files
+    written by the shim, with h5py only: rows of rank_region_index, event
+    start = running sum of start_deltas within the row, end = start +
+    duration, lanes from thread_ids, nesting rebuilt by reconstruct().
+    Times are relative to the lowest rank's metadata start_time_ns (the
+    run origin).  Where the file stores call_ids/parent_ids, the rebuilt
+    nesting must agree with them."""
+    calls, sources, threads, stored = [], {}, {}, {}
+    origins = {}
+    for path in paths:
+        with h5py.File(path, "r") as f:
+            if int(f.attrs["scope_profiler_schema"]) != 3:
+                raise ValueError(f"{path}: not schema 3")
+            meta = f["metadata"].attrs
+            names = [_text(n) for n in f["region_table/names"][()]]
+            idx = f["rank_region_index"]
+            ev = f["events"]
+            deltas, durs = ev["start_deltas"][()], ev["durations"][()]
+            tids = ev["thread_ids"][()]
+            cids = ev["call_ids"][()] if "call_ids" in ev else None
+            pids = ev["parent_ids"][()] if "parent_ids" in ev else None
+            files = [_text(s) for s in idx["source_files"][()]]
+            lines = idx["source_lines"][()]
+            for row, rid in enumerate(idx["region_ids"][()]):
+                rank, name = int(idx["ranks"][row]), names[int(rid)]
+                o, n = int(idx["event_offsets"][row]), int(idx["event_counts"][row])
+                start = 0
+                for k in range(o, o + n):
+                    start = int(deltas[k]) if k == o else start + int(deltas[k])
+                    calls.append((rank, int(tids[k]), name, start, start + int(durs[k])))
+                    if cids is not None:
+                        stored[calls[-1]] = (int(cids[k]), int(pids[k]))
+                if files[row] and int(lines[row]) >= 0:
+                    sources.setdefault(name, [files[row], int(lines[row])])
+                origins.setdefault(rank, int(meta["start_time_ns"]))
+            tt = f["thread_table"]
+            for r, i, nm in zip(tt["ranks"][()], tt["index"][()], tt["name"][()]):
+                threads.setdefault(str(int(r)), []).append([int(i), _text(nm)])
+            label = _text(meta.get("label", "")) if int(meta.get("mpi_rank", 0)) == 0 else None
+            if label is not None:
+                first_label = label
+    origin = origins[min(origins)]
+    calls = [(r, t, n, s - origin, e - origin) for r, t, n, s, e in calls]
+    if len(set(calls)) != len(calls):
+        raise ValueError("two identical calls on one lane: nesting is ambiguous")
+    out = reconstruct(calls, unit=1)
+    if stored:
+        lanes = {}
+        for c in out:
+            lanes.setdefault((c["rank"], c["thread"]), []).append(c)
+        for lane in lanes.values():
+            for c in lane:
+                key = (c["rank"], c["thread"], c["region"], c["start"] + origin, c["end"] + origin)
+                parent = lane[c["parent"]] if c["parent"] is not None else None
+                want = -1 if parent is None else stored[
+                    (parent["rank"], parent["thread"], parent["region"],
+                     parent["start"] + origin, parent["end"] + origin)][0]
+                if stored[key][1] != want:
+                    raise ValueError(f"rebuilt nesting puts {c} under call id {want}, "
+                                     f"the file's parent_ids say {stored[key][1]}")
+    return {"origin": origin, "calls": out, "sources": sources,
+            "threads": {r: sorted(v) for r, v in threads.items()},
+            "label": first_label or "profile"}
 
 
 def write(path):
@@ -152,6 +218,6 @@ def write(path):
 if __name__ == "__main__":
     write(sys.argv[1])
     truth = {"origin": ORIGIN, "calls": reconstruct(CALLS), "sources": SOURCES,
-             "threads": {str(k): v for k, v in THREADS.items()}}
+             "threads": {str(k): v for k, v in THREADS.items()}, "label": "synthetic"}
     with open(sys.argv[2], "w") as f:
         json.dump(truth, f, indent=1)
