@@ -1,5 +1,8 @@
-"""Shared by the consumer checks: build the synthetic input, run scopeprof,
-locate chromium, exit codes (77 = skipped, for meson)."""
+"""Shared by the consumer checks: the inputs (the synthetic file, and files
+written by real programs under the shim), run scopeprof, locate chromium,
+exit codes (77 = skipped, for meson)."""
+import collections
+import glob
 import json
 import os
 import shutil
@@ -35,6 +38,94 @@ def make_input(d):
                    check=True)
     with open(truth) as f:
         return h5, json.load(f)
+
+
+def _fib_paths(n, depth=1, out=None):
+    """Call paths of the recursive fib() of tests/programs/basic.c."""
+    out = collections.Counter() if out is None else out
+    out[" > ".join(["fib"] * depth)] += 1
+    if n >= 2:
+        _fib_paths(n - 1, depth + 1, out)
+        _fib_paths(n - 2, depth + 1, out)
+    return out
+
+
+def _shape(rank, lane, paths):
+    return {(rank, lane, p): n for p, n in paths.items()}
+
+
+# Real programs of tests/programs run under the shim: (name, argv relative to
+# the programs build dir, MPI ranks or 0, expected call tree as {(rank, lane
+# name, call path): calls} - from the programs' source, to check the truth
+# reader itself before it judges the exports).
+TICKS = 300
+REAL_PROGRAMS = [
+    ("threads", ["threads"], 0, {
+        **_shape(0, "MainThread", {"session": 1}),
+        **{k: v for i in range(4)
+           for k, v in _shape(0, f"solver{i}", {"outer": 3, "outer > inner": 3}).items()}}),
+    ("basic", ["basic", str(TICKS)], 0, _shape(0, "MainThread", {
+        "outer": 1, "outer > inner": 5, "tick": TICKS, **_fib_paths(10)})),
+    ("mpi", ["mpi/mpi_regions_openmpi"], 2, {
+        k: v for r in range(2) for k, v in _shape(r, "MainThread", {
+            "main": 1, "main > outer": r + 1, "main > outer > inner": 2 * (r + 1)}).items()}),
+]
+
+
+def lane_names(truth):
+    """{rank: {thread index: name}} of a truth."""
+    return {int(r): dict((i, n) for i, n in v) for r, v in truth["threads"].items()}
+
+
+def _run_real(d, name, argv, ranks):
+    """Run one program under the shim in a fresh directory; its rank files,
+    or None when it cannot run here (MPI not built/installed)."""
+    shim, programs = os.environ["SCOPEPROF_SHIM"], os.environ["SCOPEPROF_PROGRAMS"]
+    exe = os.path.join(programs, argv[0])
+    run = os.path.join(d, "run-" + name)
+    os.makedirs(run)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCOPE_PROFILER_")}
+    if ranks:
+        mpirun = shutil.which("mpirun.openmpi")
+        if not os.access(exe, os.X_OK) or not mpirun:
+            print(f"note: {name} input skipped ({exe} not built or no mpirun.openmpi)")
+            return None
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        cmd = [mpirun, "--oversubscribe", "-np", str(ranks), "-x", "LD_PRELOAD=" + shim,
+               exe, *argv[1:]]
+    else:
+        env["LD_PRELOAD"] = shim
+        cmd = [exe, *argv[1:]]
+    r = subprocess.run(cmd, cwd=run, env=env, capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        fail(f"{' '.join(cmd)} exited {r.returncode}:\n{r.stdout}{r.stderr}")
+    files = sorted(glob.glob(os.path.join(run, "*_rank*.h5")))
+    if len(files) != max(ranks, 1):
+        fail(f"{name}: expected {max(ranks, 1)} rank files, got {files}")
+    return files
+
+
+def inputs(d):
+    """Every input of a check: (name, [h5 files], truth) for the synthetic
+    file, then for each real program run under the shim, whose truth is
+    rebuilt from its files by h5py (make_profile.truth_from_h5), never by
+    scopeprof."""
+    import make_profile  # h5py: only under Debian's python3
+    h5, truth = make_input(d)
+    out = [("synthetic", [h5], truth)]
+    for name, argv, ranks, shape in REAL_PROGRAMS:
+        files = _run_real(d, name, argv, ranks)
+        if files is None:
+            continue
+        truth = make_profile.truth_from_h5(files)
+        lanes = lane_names(truth)
+        got = collections.Counter((c["rank"], lanes[c["rank"]][c["thread"]], c["path"])
+                                  for c in truth["calls"])
+        if got != collections.Counter(shape):
+            fail(f"{name}: h5py reading of {files} gives call tree {dict(got)}, "
+                 f"the program makes {shape}")
+        out.append((name, files, truth))
+    return out
 
 
 def scopeprof(*args, expect=0):

@@ -78,23 +78,21 @@ def truth_from_h5(paths):
     written by the shim, with h5py only: rows of rank_region_index, event
     start = running sum of start_deltas within the row, end = start +
     duration, lanes from thread_ids, nesting rebuilt by reconstruct().
-    Times are relative to the lowest rank's metadata start_time_ns (the
-    run origin).  Where the file stores call_ids/parent_ids, the rebuilt
-    nesting must agree with them."""
-    calls, sources, threads, stored = [], {}, {}, {}
-    origins = {}
+    Times are relative to the lowest rank's metadata start_time_ns (the run
+    origin).  Where the file stores call_ids/parent_ids, the rebuilt nesting
+    must agree with them."""
+    raw, sources, threads, stored, files_meta = [], {}, {}, {}, {}
     for path in paths:
         with h5py.File(path, "r") as f:
             if int(f.attrs["scope_profiler_schema"]) != 3:
                 raise ValueError(f"{path}: not schema 3")
             meta = f["metadata"].attrs
+            files_meta[int(meta["mpi_rank"])] = (int(meta["start_time_ns"]),
+                                                 _text(meta.get("label", "")))
             names = [_text(n) for n in f["region_table/names"][()]]
-            idx = f["rank_region_index"]
-            ev = f["events"]
-            deltas, durs = ev["start_deltas"][()], ev["durations"][()]
-            tids = ev["thread_ids"][()]
-            cids = ev["call_ids"][()] if "call_ids" in ev else None
-            pids = ev["parent_ids"][()] if "parent_ids" in ev else None
+            idx, ev = f["rank_region_index"], f["events"]
+            deltas, durs, tids = (ev[c][()] for c in ("start_deltas", "durations", "thread_ids"))
+            ids = (ev["call_ids"][()], ev["parent_ids"][()]) if "parent_ids" in ev else None
             files = [_text(s) for s in idx["source_files"][()]]
             lines = idx["source_lines"][()]
             for row, rid in enumerate(idx["region_ids"][()]):
@@ -102,41 +100,36 @@ def truth_from_h5(paths):
                 o, n = int(idx["event_offsets"][row]), int(idx["event_counts"][row])
                 start = 0
                 for k in range(o, o + n):
-                    start = int(deltas[k]) if k == o else start + int(deltas[k])
-                    calls.append((rank, int(tids[k]), name, start, start + int(durs[k])))
-                    if cids is not None:
-                        stored[calls[-1]] = (int(cids[k]), int(pids[k]))
+                    start += int(deltas[k])  # first delta is absolute
+                    raw.append((rank, int(tids[k]), name, start, start + int(durs[k])))
+                    if ids is not None:
+                        stored[raw[-1]] = (int(ids[0][k]), int(ids[1][k]))
                 if files[row] and int(lines[row]) >= 0:
                     sources.setdefault(name, [files[row], int(lines[row])])
-                origins.setdefault(rank, int(meta["start_time_ns"]))
             tt = f["thread_table"]
             for r, i, nm in zip(tt["ranks"][()], tt["index"][()], tt["name"][()]):
                 threads.setdefault(str(int(r)), []).append([int(i), _text(nm)])
-            label = _text(meta.get("label", "")) if int(meta.get("mpi_rank", 0)) == 0 else None
-            if label is not None:
-                first_label = label
-    origin = origins[min(origins)]
-    calls = [(r, t, n, s - origin, e - origin) for r, t, n, s, e in calls]
-    if len(set(calls)) != len(calls):
+    origin, label = files_meta[min(files_meta)]
+    if len(set(raw)) != len(raw):
         raise ValueError("two identical calls on one lane: nesting is ambiguous")
-    out = reconstruct(calls, unit=1)
+    calls = reconstruct([(r, t, n, s - origin, e - origin) for r, t, n, s, e in raw], unit=1)
     if stored:
-        lanes = {}
-        for c in out:
-            lanes.setdefault((c["rank"], c["thread"]), []).append(c)
-        for lane in lanes.values():
+        by_lane = {}
+        for c in calls:
+            by_lane.setdefault((c["rank"], c["thread"]), []).append(c)
+
+        def ids_of(c):
+            return stored[(c["rank"], c["thread"], c["region"], c["start"] + origin,
+                           c["end"] + origin)]
+        for lane in by_lane.values():
             for c in lane:
-                key = (c["rank"], c["thread"], c["region"], c["start"] + origin, c["end"] + origin)
-                parent = lane[c["parent"]] if c["parent"] is not None else None
-                want = -1 if parent is None else stored[
-                    (parent["rank"], parent["thread"], parent["region"],
-                     parent["start"] + origin, parent["end"] + origin)][0]
-                if stored[key][1] != want:
-                    raise ValueError(f"rebuilt nesting puts {c} under call id {want}, "
-                                     f"the file's parent_ids say {stored[key][1]}")
-    return {"origin": origin, "calls": out, "sources": sources,
+                want = -1 if c["parent"] is None else ids_of(lane[c["parent"]])[0]
+                if ids_of(c)[1] != want:
+                    raise ValueError(f"rebuilt nesting puts {c} under call id {want}, the "
+                                     f"file's parent_ids say {ids_of(c)[1]}")
+    return {"origin": origin, "calls": calls, "sources": sources,
             "threads": {r: sorted(v) for r, v in threads.items()},
-            "label": first_label or "profile"}
+            "label": label or "profile"}
 
 
 def write(path):
