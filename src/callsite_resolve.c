@@ -216,7 +216,9 @@ static void tidy_path(const char *in, char *out, size_t len)
         memcpy(out, real, strlen(real) + 1);
         return;
     }
-    snprintf(out, len, "%s", in);
+    size_t kept = strnlen(in, len - 1);   /* truncated like snprintf */
+    memcpy(out, in, kept);
+    out[kept] = '\0';
     if (in[0] != '/')
         return;
     size_t o = 0;

@@ -13,7 +13,12 @@ import numpy as np
 shim, program = sys.argv[1], sys.argv[2]
 with tempfile.TemporaryDirectory() as tmp:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCOPE_PROFILER_")}
-    env["LD_PRELOAD"] = shim
+    # As tests/integration/harness.c: sanitizer passes (scripts/test.d/asan)
+    # need their runtime loaded first and choose the writer's namespace.
+    first = os.environ.get("SCOPEPROF_TEST_PRELOAD_PREFIX", "")
+    env["LD_PRELOAD"] = first + ":" + shim if first else shim
+    if "SCOPEPROF_TEST_WRITER_NAMESPACE" in os.environ:
+        env["SCOPE_PROFILER_WRITER_NAMESPACE"] = os.environ["SCOPEPROF_TEST_WRITER_NAMESPACE"]
     out = subprocess.run([program, "300"], cwd=tmp, env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     path = os.path.join(tmp, "basic_rank00000.h5")

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -166,6 +167,9 @@ Test(callsite, fortran_through_the_module_names_the_user_line)
 {
     struct harness_run run;
     const char *argv[] = {harness_program("fortran/callsite_fortran"), NULL};
+    if (access(argv[0], X_OK) != 0)
+        cr_skip_test("%s not built: no gfortran at build time (or with_fortran=disabled)",
+                     argv[0]);
     sp_profile *p = run_program(&run, argv, NULL, "scope_profile_rank00000.h5");
     const char *src = source_path("callsite_fortran.f90");
     expect_site(p, "f_solve", src, marker_line("callsite_fortran.f90", "f_solve"),

@@ -122,6 +122,20 @@ Test(fork, prefix_with_pid_needs_no_suffix)
  * without pause; no deadlock, 50 + 1 files, exact counts everywhere. */
 Test(fork, storm_of_50_children, .timeout = 120)
 {
+    /* The ASan pass preloads GCC 12's ASan runtime, whose allocator takes no
+     * lock around fork(): a child forked while the recording thread is
+     * inside malloc inherits an allocator lock nobody releases and hangs
+     * in __sanitizer::SizeClassAllocator64::GetFromAllocator (about one run
+     * in four), while the parent's thread records on.  glibc's malloc is
+     * fork-safe: the normal and TSAN passes run the storm. */
+    const char *prefix = getenv("SCOPEPROF_TEST_PRELOAD_PREFIX");
+    if (prefix && strstr(prefix, "asan")) {
+        static const char why[] = "fork::storm_of_50_children skipped under ASan: its allocator "
+                                  "is not fork-safe with a thread allocating during fork() "
+                                  "(the child deadlocks in the runtime)";
+        fprintf(stderr, "%s\n", why);
+        cr_skip_test("%s", why);
+    }
     struct harness_run run;
     const char *argv[] = {harness_program("fork_storm"), "50", NULL};
     cr_assert_eq(harness_run(&run, argv, NULL, 1), 0);
