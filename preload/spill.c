@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "spill.h"
@@ -340,6 +341,24 @@ static int sync_file(struct spill_file *f)
     return 0;
 }
 
+/* Spilling must never fill the user's disk: stop keeping events while less
+ * than 5 % of the file system (or 1 GiB, whichever is less) would stay free. */
+static int disk_nearly_full(struct spill_file *f)
+{
+    struct statvfs vfs;
+    if (f->fd < 0 || fstatvfs(f->fd, &vfs) != 0)
+        return 0;
+    uint64_t total = (uint64_t)vfs.f_blocks * vfs.f_frsize;
+    uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+    uint64_t reserve = total / 20 < ((uint64_t)1 << 30) ? total / 20 : ((uint64_t)1 << 30);
+    if (avail >= reserve + sizeof(struct sp_chunk))
+        return 0;
+    sp_log("the disk holding the spill file %s is nearly full; recording of timeline events "
+           "stops at the memory cap, call counts stay exact", f->path ? f->path : "");
+    f->failed = 1;
+    return 1;
+}
+
 int sp_spill_on_full_chunk(struct sp_lane *lane)
 {
     sp_spill_tick(lane, lane->tail->events[SP_CHUNK_EVENTS - 1].end);
@@ -368,7 +387,8 @@ int sp_spill_on_full_chunk(struct sp_lane *lane)
         return 1;
     }
     struct spill_file *f = file_of(lane->profiler);
-    if (f && spill_lane(f, lane) == 0 && sync_file(f) == 0) {
+    if (f && !f->failed && !disk_nearly_full(f) && spill_lane(f, lane) == 0 &&
+        sync_file(f) == 0) {
         reuse_tail(lane);
     } else {
         if (!f)

@@ -6,7 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <spawn.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,23 +90,48 @@ int harness_run(struct harness_run *run, const char *const *argv,
     snprintf(outp, sizeof outp, "%s/.stdout", run->dir);
     snprintf(errp, sizeof errp, "%s/.stderr", run->dir);
 
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&fa, 2, errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-    posix_spawn_file_actions_addchdir_np(&fa, run->dir);
     char **envp = child_environment(env, preload);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, envp);
-    posix_spawn_file_actions_destroy(&fa);
-    free(envp);
-    if (rc != 0)
+    pid_t pid = fork();
+    if (pid < 0) {
+        free(envp);
         return -1;
+    }
+    if (pid == 0) {
+        /* Its own process group, killed with the test: a program that hangs
+         * (or a test killed by its timeout) must not keep running and
+         * filling the disk behind the suite's back. */
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        int in = open("/dev/null", O_RDONLY);
+        int out = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int err = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
+            dup2(err, 2) < 0 || chdir(run->dir) != 0)
+            _exit(127);
+        execvpe(argv[0], (char *const *)argv, envp);
+        _exit(127);
+    }
+    free(envp);
+    setpgid(pid, pid); /* both sides, whichever runs first */
+    const char *limit = getenv("SCOPEPROF_TEST_RUN_TIMEOUT");
+    int seconds = limit && atoi(limit) > 0 ? atoi(limit) : 240;
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    for (long waited_ms = 0;; waited_ms += 20) {
+        pid_t got = waitpid(pid, &status, WNOHANG);
+        if (got == pid)
+            break;
+        if (got < 0 && errno != EINTR)
+            return -1;
+        if (waited_ms >= seconds * 1000L) {
+            kill(-pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+            fprintf(stderr, "harness: %s still running after %d s: killed\n", argv[0], seconds);
+            break;
+        }
+        usleep(20000);
+    }
+    kill(-pid, SIGKILL); /* stragglers of the group (forked children) */
     if (WIFEXITED(status)) {
         run->exit_code = WEXITSTATUS(status);
     } else if (WIFSIGNALED(status)) {
