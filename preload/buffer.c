@@ -42,7 +42,7 @@ int sp_lane_grow_counters(struct sp_lane *lane, uint32_t region)
         return -1;
     pthread_mutex_lock(&lane->lock);
     for (uint32_t i = 0; i < lane->num_counters; i++) {
-        grown[i].entered = SP_LOAD(lane->counters[i].entered);
+        grown[i].abandoned = SP_LOAD(lane->counters[i].abandoned);
         grown[i].completed = SP_LOAD(lane->counters[i].completed);
         grown[i].total_ns = SP_LOAD(lane->counters[i].total_ns);
         grown[i].min_ns = SP_LOAD(lane->counters[i].min_ns);

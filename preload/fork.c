@@ -83,7 +83,6 @@ static void carry_open_calls(const struct sp_lane *old, int64_t now)
         if (o->region >= lane->num_counters && sp_lane_grow_counters(lane, o->region) != 0)
             goto no_memory;
         lane->stack[d] = (struct sp_open){.start = now, .region = o->region, .task = o->task};
-        lane->counters[o->region].entered++;
     }
     SP_RELEASE(lane->depth, depth);
     return;

@@ -141,13 +141,6 @@ static inline int64_t begin_call(struct sp_profiler *p, int region)
         set_error(p, lane, SP_ERR_NO_MEMORY);
         return -1;
     }
-    if (SP_UNLIKELY((uint32_t)region >= lane->num_counters) &&
-        sp_lane_grow_counters(lane, (uint32_t)region) != 0) {
-        set_error(p, lane, SP_ERR_NO_MEMORY);
-        return -1;
-    }
-    struct sp_counters *c = &lane->counters[region];
-    SP_STORE(c->entered, c->entered + 1);
     struct sp_open *o = &lane->stack[depth];
     int32_t task = lane->thread->task;
     SP_STORE(o->region, (uint32_t)region);
@@ -216,6 +209,11 @@ static inline void end_call(struct sp_lane *lane, uint32_t pos, int64_t now)
     SP_RELEASE(lane->depth, depth - 1);
 
     int64_t d = now - start;
+    /* Counters are grown here, not in sp_begin: a call is counted as entered
+     * while it is open on the stack (sum_counters), so sp_begin touches
+     * nothing but the stack. */
+    if (SP_UNLIKELY(region >= lane->num_counters) && sp_lane_grow_counters(lane, region) != 0)
+        return; /* out of memory: this call is lost, the others are not */
     struct sp_counters *c = &lane->counters[region];
     SP_STORE(c->completed, c->completed + 1);
     SP_STORE(c->total_ns, c->total_ns + d);
@@ -267,18 +265,23 @@ static inline __attribute__((always_inline)) void profiler_begin(sp_profiler *p,
 static inline __attribute__((always_inline)) void profiler_end(sp_profiler *p, int region)
 {
     int64_t now = sp_clock_ns();
-    if (SP_UNLIKELY(!p || !SP_LOAD(p->active)) || !region_valid(p, region))
+    if (SP_UNLIKELY(!p || !SP_LOAD(p->active)))
         return;
     struct sp_lane *lane = sp_lane_get(p);
     if (SP_UNLIKELY(!lane))
         return;
     uint32_t depth = lane->depth;
     int64_t pos;
+    /* The innermost open call is the usual case; only valid, wanted regions
+     * are ever pushed, so a match needs no further check of the id. */
     if (SP_LIKELY(depth && lane->stack[depth - 1].region == (uint32_t)region &&
-                  lane->stack[depth - 1].task == lane->thread->task))
+                  lane->stack[depth - 1].task == lane->thread->task)) {
         pos = depth - 1;
-    else
+    } else {
+        if (!region_valid(p, region))
+            return;
         pos = find_open(lane, region);
+    }
     if (SP_UNLIKELY(pos < 0)) {
         report_unmatched(p, region, (uintptr_t)__builtin_return_address(0));
         set_error(p, lane, SP_ERR_UNMATCHED_END);
@@ -349,17 +352,19 @@ SP_EXPORT int sp_scope_end(sp_scope *s)
 
 /* ---- queries ------------------------------------------------------------ */
 
-/* Sum the counters of `region` over every lane of p. */
-static void sum_counters(struct sp_profiler *p, int region, struct sp_counters *sum)
+/* Sum the counters of `region` over every lane of p; returns the number of
+ * calls entered: completed, still open, or left open by an exiting thread. */
+static int64_t sum_counters(struct sp_profiler *p, int region, struct sp_counters *sum)
 {
     memset(sum, 0, sizeof *sum);
+    int64_t open = 0;
     pthread_mutex_lock(&p->lock);
     for (struct sp_lane *lane = p->lanes; lane; lane = lane->next_in_profiler) {
         pthread_mutex_lock(&lane->lock);
         if ((uint32_t)region < SP_ACQUIRE(lane->num_counters)) {
             const struct sp_counters *c = &lane->counters[region];
             int64_t completed = SP_LOAD(c->completed);
-            sum->entered += SP_LOAD(c->entered);
+            sum->abandoned += SP_LOAD(c->abandoned);
             if (completed) {
                 int64_t mn = SP_LOAD(c->min_ns), mx = SP_LOAD(c->max_ns);
                 if (!sum->completed || mn < sum->min_ns)
@@ -370,9 +375,13 @@ static void sum_counters(struct sp_profiler *p, int region, struct sp_counters *
             sum->completed += completed;
             sum->total_ns += SP_LOAD(c->total_ns);
         }
+        uint32_t depth = SP_ACQUIRE(lane->depth);
+        for (uint32_t d = 0; d < depth; d++)
+            open += SP_LOAD(lane->stack[d].region) == (uint32_t)region;
         pthread_mutex_unlock(&lane->lock);
     }
     pthread_mutex_unlock(&p->lock);
+    return sum->completed + sum->abandoned + open;
 }
 
 SP_EXPORT int sp_profiler_get_region_stats(sp_profiler *p, int region, sp_region_stats *stats)
@@ -380,8 +389,7 @@ SP_EXPORT int sp_profiler_get_region_stats(sp_profiler *p, int region, sp_region
     if (!p || !stats || (uint32_t)region >= SP_ACQUIRE(p->num_regions))
         return SP_ERR_INACTIVE;
     struct sp_counters c;
-    sum_counters(p, region, &c);
-    stats->calls = c.entered;
+    stats->calls = sum_counters(p, region, &c);
     stats->total_ns = c.total_ns;
     stats->min_ns = c.completed ? c.min_ns : 0;
     stats->max_ns = c.completed ? c.max_ns : 0;
@@ -393,8 +401,7 @@ SP_EXPORT int64_t sp_profiler_num_calls(sp_profiler *p, int region)
     if (!p || (uint32_t)region >= SP_ACQUIRE(p->num_regions))
         return 0;
     struct sp_counters c;
-    sum_counters(p, region, &c);
-    return c.entered;
+    return sum_counters(p, region, &c);
 }
 
 SP_EXPORT int sp_profiler_num_regions(sp_profiler *p)
@@ -486,7 +493,7 @@ SP_EXPORT int sp_profiler_reset(sp_profiler *p)
         lane->head_skip = SP_ACQUIRE(lane->used);
         for (uint32_t i = 0; i < lane->num_counters; i++) {
             struct sp_counters *k = &lane->counters[i];
-            SP_STORE(k->entered, 0);
+            SP_STORE(k->abandoned, 0);
             SP_STORE(k->completed, 0);
             SP_STORE(k->total_ns, 0);
             SP_STORE(k->min_ns, 0);

@@ -47,7 +47,7 @@ struct sp_region {
 
 /* Counters of one region on one lane. */
 struct sp_counters {
-    int64_t entered;
+    int64_t abandoned;      /* entered, then left open by an exiting thread */
     int64_t completed;
     int64_t total_ns;
     int64_t min_ns;

@@ -186,6 +186,12 @@ static void thread_exited(void *arg)
             sp_log("thread %lld (%s) exited inside region '%s' and %u enclosing calls; "
                    "those %u calls are dropped",
                    (long long)t->index, name, r->name, depth - 1, depth);
+        /* They were entered: sp_num_calls still counts them. */
+        for (uint32_t d = 0; d < depth; d++) {
+            uint32_t region = lane->stack[d].region;
+            if (region < lane->num_counters || sp_lane_grow_counters(lane, region) == 0)
+                SP_STORE(lane->counters[region].abandoned, lane->counters[region].abandoned + 1);
+        }
         SP_RELEASE(lane->depth, 0);
     }
     /* A task still running on the dying thread ends its step here. */

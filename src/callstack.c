@@ -317,7 +317,8 @@ static inline int link_call(sp_calls *out, size_t k, int64_t *top)
             return -1;
         }
         out->depth[k] = out->depth[t] + 1;
-        out->exclusive[t] -= duration;
+        /* wraps instead of overflowing on absurd (hostile) timestamps */
+        out->exclusive[t] = (int64_t)((uint64_t)out->exclusive[t] - (uint64_t)duration);
     } else {
         out->depth[k] = 0;
     }

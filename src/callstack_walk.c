@@ -12,7 +12,9 @@ void sp_exclusive_totals(const sp_calls *calls, size_t num_regions, int64_t *tot
         totals[r] = 0;
     for (size_t k = 0; k < calls->n; k++)
         if (calls->region[k] < num_regions)
-            totals[calls->region[k]] += calls->exclusive[k];
+            /* wraps instead of overflowing on absurd (hostile) timestamps */
+            totals[calls->region[k]] = (int64_t)((uint64_t)totals[calls->region[k]] +
+                                                 (uint64_t)calls->exclusive[k]);
 }
 
 void sp_calls_children(const sp_calls *calls, int64_t *first_child,

@@ -268,7 +268,7 @@ static int for_each_chunk(struct pass *pass, chunk_fn fn)
         const void *payload;
         int rc;
         while ((rc = sp_spill_next(r, &frame, &payload, pass->err, pass->errlen)) == 1) {
-            if (frame.type != SP_SPILL_FRAME_EVENTS)
+            if (frame.type != SP_SPILL_FRAME_EVENTS || frame.count == 0 || !payload)
                 continue;
             const sp_event *events = payload;
             sp_capture_chunk chunk = {

@@ -327,6 +327,19 @@ static int read_string_values(hid_t obj, hid_t ftype, int is_attr, size_t n, cha
             free(raw);
             goto out;
         }
+        /* A corrupt heap can claim gigabytes of string data, which HDF5
+         * would try to allocate: ask for the size first. */
+        if (!is_attr && n > 0) {
+            hsize_t need = 0;
+            hid_t space = H5Dget_space(obj);
+            herr_t sized = space >= 0 ? H5Dvlen_get_buf_size(obj, mtype, space, &need) : -1;
+            if (space >= 0)
+                H5Sclose(space);
+            if (sized < 0 || need > ((hsize_t)1 << 30)) {
+                free(raw);
+                goto out;
+            }
+        }
         herr_t st = n == 0 ? 0
                     : is_attr ? H5Aread(obj, mtype, raw)
                               : H5Dread(obj, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw);
@@ -349,6 +362,19 @@ static int read_string_values(hid_t obj, hid_t ftype, int is_attr, size_t n, cha
             H5Tset_strpad(mtype, H5T_STR_NULLPAD) < 0) {
             free(raw);
             goto out;
+        }
+        /* A corrupt heap can claim gigabytes of string data, which HDF5
+         * would try to allocate: ask for the size first. */
+        if (!is_attr && n > 0) {
+            hsize_t need = 0;
+            hid_t space = H5Dget_space(obj);
+            herr_t sized = space >= 0 ? H5Dvlen_get_buf_size(obj, mtype, space, &need) : -1;
+            if (space >= 0)
+                H5Sclose(space);
+            if (sized < 0 || need > ((hsize_t)1 << 30)) {
+                free(raw);
+                goto out;
+            }
         }
         herr_t st = n == 0 ? 0
                     : is_attr ? H5Aread(obj, mtype, raw)
