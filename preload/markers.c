@@ -264,9 +264,10 @@ static inline __attribute__((always_inline)) void profiler_begin(sp_profiler *p,
 
 static inline __attribute__((always_inline)) void profiler_end(sp_profiler *p, int region)
 {
-    int64_t now = sp_clock_ns();
+    /* Disabled or finalized: one branch, no clock read. */
     if (SP_UNLIKELY(!p || !SP_LOAD(p->active)))
         return;
+    int64_t now = sp_clock_ns();
     struct sp_lane *lane = sp_lane_get(p);
     if (SP_UNLIKELY(!lane))
         return;
