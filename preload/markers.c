@@ -186,7 +186,23 @@ static __attribute__((noinline, cold)) void report_unmatched(struct sp_profiler 
 }
 
 /* Close the open call at stack position pos with end time `now`. */
-static inline void end_call(struct sp_lane *lane, uint32_t pos, int64_t now)
+/* Closing a call that is not the innermost one: keep the others in order. */
+static __attribute__((noinline, cold)) void remove_from_stack(struct sp_lane *lane, uint32_t pos,
+                                                               uint32_t depth)
+{
+    for (uint32_t i = pos; i + 1 < depth; i++) {
+        SP_STORE(lane->stack[i].start, lane->stack[i + 1].start);
+        SP_STORE(lane->stack[i].region, lane->stack[i + 1].region);
+        SP_STORE(lane->stack[i].task, lane->stack[i + 1].task);
+        if (lane->await_base && i + 1 < lane->await_cap)
+            lane->await_base[i] = lane->await_base[i + 1];
+    }
+}
+
+/* Inlined into each caller: as a function of its own, saving and restoring
+ * its registers cost as much as the rest of it. */
+static inline __attribute__((always_inline)) void end_call(struct sp_lane *lane, uint32_t pos,
+                                                           int64_t now)
 {
     struct sp_open *o = &lane->stack[pos];
     int64_t start = o->start;
@@ -196,16 +212,8 @@ static inline void end_call(struct sp_lane *lane, uint32_t pos, int64_t now)
     if (SP_UNLIKELY(task >= 0))
         await = sp_task_call_await(lane, pos, task);
     uint32_t depth = lane->depth;
-    if (SP_UNLIKELY(pos + 1 != depth)) {
-        /* Not the innermost call: keep the others in order. */
-        for (uint32_t i = pos; i + 1 < depth; i++) {
-            SP_STORE(lane->stack[i].start, lane->stack[i + 1].start);
-            SP_STORE(lane->stack[i].region, lane->stack[i + 1].region);
-            SP_STORE(lane->stack[i].task, lane->stack[i + 1].task);
-            if (lane->await_base && i + 1 < lane->await_cap)
-                lane->await_base[i] = lane->await_base[i + 1];
-        }
-    }
+    if (SP_UNLIKELY(pos + 1 != depth))
+        remove_from_stack(lane, pos, depth);
     SP_RELEASE(lane->depth, depth - 1);
 
     int64_t d = now - start;
