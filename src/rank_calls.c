@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "scopeprof/analysis.h"
+#include "scopeprof/report.h"
 
 /* The rank's events as reconstruction input, plus where each came from. */
 typedef struct gathered {
@@ -78,6 +79,9 @@ static int gather(const sp_profile *p, uint32_t rank, int64_t *row_of_region, ga
                  rank, n);
         return -1;
     }
+    /* Ranks of other hosts are put on the lowest rank's clock (MPI sync
+     * points, report_clock.c). */
+    int64_t offset = sp_rank_clock_offset(p, rank);
     size_t k = 0;
     for (size_t r = 0; r < p->num_rows; r++) {
         const sp_row *row = &p->rows[r];
@@ -85,8 +89,8 @@ static int gather(const sp_profile *p, uint32_t rank, int64_t *row_of_region, ga
             continue;
         for (uint64_t j = 0; j < row->count; j++, k++) {
             uint64_t e = row->offset + j;
-            g->start[k] = p->start[e];
-            g->end[k] = p->end[e];
+            g->start[k] = p->start[e] - offset;
+            g->end[k] = p->end[e] - offset;
             g->region[k] = row->region;
             g->call_index[k] = j;
             g->event[k] = e;
@@ -266,7 +270,7 @@ int64_t sp_selection_first_start(const sp_profile *profile, const sp_selection *
     sp_selection_init(&all);
     if (!sel)
         sel = &all;
-    int64_t first = INT64_MAX;
+    int64_t first = INT64_MAX, offset = 0;
     int lane_column = profile->thread_ids || profile->task_ids;
     uint32_t rank = UINT32_MAX;
     call_filter f = {0};
@@ -281,15 +285,17 @@ int64_t sp_selection_first_start(const sp_profile *profile, const sp_selection *
                 call_filter_free(&f);
             ready = call_filter_init(&f, profile, sel, row->rank) == 0;
             rank = row->rank;
+            offset = sp_rank_clock_offset(profile, rank);
             if (!ready)
                 return 0;
         }
         for (uint64_t e = row->offset; e < row->offset + row->count; e++)
-            if (profile->start[e] < first &&
-                call_filter_keeps(&f, row->region, profile->start[e], profile->end[e],
+            if (profile->start[e] - offset < first &&
+                call_filter_keeps(&f, row->region, profile->start[e] - offset,
+                                  profile->end[e] - offset,
                                   profile->thread_ids ? profile->thread_ids[e] : -1,
                                   profile->task_ids ? profile->task_ids[e] : -1, lane_column))
-                first = profile->start[e];
+                first = profile->start[e] - offset;
     }
     if (ready)
         call_filter_free(&f);

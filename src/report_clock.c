@@ -53,6 +53,20 @@ int sp_rank_sync_point(const sp_profile *profile, uint32_t rank, const char *key
     return -1;
 }
 
+/* The host a rank ran on, or NULL when the profile does not say. */
+static const char *rank_host(const sp_profile *profile, uint32_t rank)
+{
+    char per_rank[128];
+    snprintf(per_rank, sizeof per_rank, "hostname.rank%u", rank);
+    const char *host = sp_profile_meta_string(profile, per_rank);
+    if (host)
+        return host;
+    int64_t own_rank;
+    if (meta_int(profile, "mpi_rank", &own_rank) != 0)
+        own_rank = only_rank(profile);
+    return own_rank == (int64_t)rank ? sp_profile_meta_string(profile, "hostname") : NULL;
+}
+
 int64_t sp_rank_clock_offset(const sp_profile *profile, uint32_t rank)
 {
     static const char key[] = "mpi_sync_init_ns";
@@ -62,8 +76,14 @@ int64_t sp_rank_clock_offset(const sp_profile *profile, uint32_t rank)
     /* The reference is the lowest rank that has a reading (rank 0 normally). */
     for (uint32_t r = 0; r < profile->num_ranks && r < rank; r++) {
         int64_t reference;
-        if (sp_rank_sync_point(profile, r, key, &reference) == 0)
-            return mine - reference;
+        if (sp_rank_sync_point(profile, r, key, &reference) != 0)
+            continue;
+        /* On one host every rank reads the same clock: the raw times are
+         * exact, and the sync points would only add the barrier's skew. */
+        const char *a = rank_host(profile, rank), *b = rank_host(profile, r);
+        if (a && b && !strcmp(a, b))
+            return 0;
+        return mine - reference;
     }
     return 0;
 }

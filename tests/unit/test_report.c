@@ -559,6 +559,32 @@ Test(report_clock, ranks_shifted_by_their_sync_point)
     sp_profile_free(p);
 }
 
+Test(report_clock, same_host_needs_no_shift)
+{
+    sp_profile *p = two_rank_profile();
+    sp_profile_set_meta_int(p, "mpi_sync_init_ns.rank0", 5000);
+    sp_profile_set_meta_int(p, "mpi_sync_init_ns.rank1", 4000);
+    sp_profile_set_meta_string(p, "hostname.rank0", "node1");
+    sp_profile_set_meta_string(p, "hostname.rank1", "node1");
+    cr_expect_eq(sp_rank_clock_offset(p, 1), 0, "one host, one clock: raw times are exact");
+    sp_profile_set_meta_string(p, "hostname.rank1", "node2");
+    cr_expect_eq(sp_rank_clock_offset(p, 1), -1000);
+    /* the calls every export and the tree use are on rank 0's axis */
+    sp_calls calls;
+    char err[256];
+    cr_assert_eq(sp_rank_calls(p, 1, &calls, err, sizeof err), 0, "%s", err);
+    int64_t lo = INT64_MAX;
+    for (size_t i = 0; i < calls.n; i++)
+        lo = calls.start[i] < lo ? calls.start[i] : lo;
+    int64_t raw = INT64_MAX;
+    for (size_t r = 0; r < p->num_rows; r++)
+        for (uint64_t e = p->rows[r].offset; p->rows[r].rank == 1 && e < p->rows[r].offset + p->rows[r].count; e++)
+            raw = p->start[e] < raw ? p->start[e] : raw;
+    cr_expect_eq(lo, raw + 1000);
+    sp_calls_free(&calls);
+    sp_profile_free(p);
+}
+
 Test(report_clock, own_file_value)
 {
     static const ev evs[] = {{3, "x", 0, 10, 0}};
