@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "h5_internal.h"
@@ -74,6 +75,13 @@ int sp_h5_publish_begin(sp_h5_publish *pub, const char *path, int in_memory,
                    path, dir, strerror(e));
         goto fail;
     }
+    /* mkstemp makes the file private (0600); the published profile gets
+     * the permissions any file the user creates gets (0666 less umask).
+     * A failure is not fatal: the profile is only more private. */
+    mode_t mask = umask(0);
+    umask(mask);
+    int chmod_rc = fchmod(fd, 0666 & ~mask);
+    (void)chmod_rc;
     if (in_memory)
         pub->fd = fd;
     else
