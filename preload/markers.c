@@ -480,12 +480,16 @@ SP_EXPORT int sp_profiler_reset(sp_profiler *p)
 {
     if (!p)
         return SP_ERR_INACTIVE;
+    /* Lock order as everywhere (fork.c): spill lock, then the profiler. */
+    sp_spill_lock();
     pthread_mutex_lock(&p->lock);
     for (struct sp_lane *lane = p->lanes; lane; lane = lane->next_in_profiler)
         if (SP_ACQUIRE(lane->depth)) {
             pthread_mutex_unlock(&p->lock);
+            sp_spill_unlock();
             return SP_ERR_OPEN_SCOPES;
         }
+    sp_spill_discard(p);
     for (struct sp_lane *lane = p->lanes; lane; lane = lane->next_in_profiler) {
         pthread_mutex_lock(&lane->lock);
         /* Full chunks are never touched by their owner again: free them.
@@ -513,6 +517,7 @@ SP_EXPORT int sp_profiler_reset(sp_profiler *p)
         pthread_mutex_unlock(&lane->lock);
     }
     pthread_mutex_unlock(&p->lock);
+    sp_spill_unlock();
     return SP_OK;
 }
 

@@ -455,6 +455,28 @@ void sp_spill_finish(struct sp_profiler *p, int written)
     }
 }
 
+void sp_spill_discard(struct sp_profiler *p)
+{
+    if (p->slot >= files_cap || !files[p->slot])
+        return;
+    struct spill_file *f = files[p->slot];
+    if (f->fd < 0 || f->finished)
+        return;
+    /* Everything spilled so far belongs to before the reset: start a new
+     * file at the next spill (header, tables and all). */
+    close(f->fd);
+    if (unlink(f->path) != 0)
+        sp_log("cannot remove the spill file %s (%s)", f->path, strerror(errno));
+    free(f->path);
+    f->path = NULL;
+    f->fd = -1;
+    f->regions_written = 0;
+    f->rank_written = -1;
+    f->size_written = 0;
+    if (f->thread_written)
+        memset(f->thread_written, 0, f->thread_cap * sizeof *f->thread_written);
+}
+
 /* A fork child records into files of its own: it must never append to its
  * parent's spill file (the descriptor is inherited) nor remove it. */
 static void forget_parent_spills(void)

@@ -41,6 +41,8 @@ void sp_spill_lock(void);
 void sp_spill_unlock(void);
 /* p's spill file, or NULL if nothing was spilled (spill lock held). */
 const char *sp_spill_path(struct sp_profiler *p);
+/* sp_reset (spill lock held): drop what p spilled so far. */
+void sp_spill_discard(struct sp_profiler *p);
 /* After p's final write (spill lock held): remove the spill file when the
  * profile was written, else keep it and say how to recover it. */
 void sp_spill_finish(struct sp_profiler *p, int written);

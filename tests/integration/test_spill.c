@@ -327,3 +327,21 @@ Test(spill, recover_refuses_what_is_not_a_spill_file)
     harness_run_free(&rec);
     harness_run_free(&run);
 }
+
+/* sp_reset after spilling: what was spilled before the reset is dropped
+ * with the rest, and the spill file is gone. */
+Test(spill, reset_drops_what_was_spilled_before)
+{
+    struct harness_run run;
+    const char *argv[] = {harness_program("spill_reset"), NULL};
+    const char *env[] = {"SCOPE_PROFILER_MAX_MEMORY=1M", NULL};
+    cr_assert_eq(harness_run(&run, argv, env, 1), 0);
+    cr_assert_eq(run.exit_code, 0, "stderr: %s", run.err);
+    cr_assert(strstr(run.out, "reset=0 before=0 after=1000"), "stdout: %s", run.out);
+    sp_profile *p = harness_load(&run, "spill_reset_rank00000.h5");
+    cr_expect_eq(harness_calls(p, "before"), 0);
+    cr_expect_eq(harness_calls(p, "after"), 1000);
+    cr_expect_eq(harness_count_files(&run, "*.spill.*"), 0);
+    sp_profile_free(p);
+    harness_run_free(&run);
+}
