@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 enum { INSERTION_SORT_MAX = 32, DESCRIPTION_MAX = 320 };
 
@@ -41,22 +42,36 @@ void sp_calls_free(sp_calls *calls)
     memset(calls, 0, sizeof *calls);
 }
 
+/* Output columns of millions of calls are touched once each: on fresh
+ * memory the page faults cost more than the reconstruction.  Big columns
+ * ask for transparent huge pages (512 times fewer faults). */
+static void *column_alloc(size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (bytes < 4 * huge)
+        return malloc(bytes);
+    void *p = aligned_alloc(huge, (bytes + huge - 1) / huge * huge);
+    if (p)
+        madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE);
+    return p;
+}
+
 int sp_calls_alloc(sp_calls *calls, size_t n, int with_lane)
 {
     memset(calls, 0, sizeof *calls);
     if (n == 0)
         return 0;
     calls->n = n;
-    calls->start = malloc(n * sizeof *calls->start);
-    calls->end = malloc(n * sizeof *calls->end);
-    calls->region = malloc(n * sizeof *calls->region);
-    calls->call_index = malloc(n * sizeof *calls->call_index);
-    calls->depth = malloc(n * sizeof *calls->depth);
-    calls->parent = malloc(n * sizeof *calls->parent);
-    calls->exclusive = malloc(n * sizeof *calls->exclusive);
-    calls->input_pos = malloc(n * sizeof *calls->input_pos);
+    calls->start = column_alloc(n * sizeof *calls->start);
+    calls->end = column_alloc(n * sizeof *calls->end);
+    calls->region = column_alloc(n * sizeof *calls->region);
+    calls->call_index = column_alloc(n * sizeof *calls->call_index);
+    calls->depth = column_alloc(n * sizeof *calls->depth);
+    calls->parent = column_alloc(n * sizeof *calls->parent);
+    calls->exclusive = column_alloc(n * sizeof *calls->exclusive);
+    calls->input_pos = column_alloc(n * sizeof *calls->input_pos);
     if (with_lane)
-        calls->lane = malloc(n * sizeof *calls->lane);
+        calls->lane = column_alloc(n * sizeof *calls->lane);
     if (!calls->start || !calls->end || !calls->region || !calls->call_index ||
         !calls->depth || !calls->parent || !calls->exclusive || !calls->input_pos ||
         (with_lane && !calls->lane)) {
