@@ -414,9 +414,8 @@ sp_profile *sp_capture_to_profile(const sp_capture *c, char *warning, size_t war
     pass.fill = fill;
     if (for_each_chunk(&pass, scatter_chunk) != 0)
         goto fail;
-    for (size_t r = 0; r < p->num_rows; r++)
-        sp_summary_compute(p->start + p->rows[r].offset, p->end + p->rows[r].offset, NULL,
-                           p->rows[r].count, &p->rows[r].stats);
+    /* Summary statistics are left to the writer, which computes them from
+     * the events of every profile it writes (h5_layout.c). */
 
     if (add_call_tree(p, c, row_of, has_tasks, warning, warnlen) != 0 ||
         add_region_functions(p, c, row_of) != 0)

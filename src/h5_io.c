@@ -305,6 +305,25 @@ void sp_h5_free_strings(char **strings, size_t n)
     free(strings);
 }
 
+static herr_t read_values(hid_t obj, hid_t mtype, int is_attr, void *buf)
+{
+    return is_attr ? H5Aread(obj, mtype, buf)
+                   : H5Dread(obj, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
+}
+
+/* A corrupt heap can claim gigabytes of variable-length string data, which
+ * HDF5 would try to allocate: ask for the size first (datasets only;
+ * attributes are small). */
+static int vlen_too_big(hid_t dataset, hid_t mtype)
+{
+    hsize_t need = 0;
+    hid_t space = H5Dget_space(dataset);
+    herr_t sized = space >= 0 ? H5Dvlen_get_buf_size(dataset, mtype, space, &need) : -1;
+    if (space >= 0)
+        H5Sclose(space);
+    return sized < 0 || need > ((hsize_t)1 << 30);
+}
+
 /* Copies of n strings read from a dataset or attribute `obj` whose file
  * type is `ftype`; `is_attr` selects the read call. */
 static int read_string_values(hid_t obj, hid_t ftype, int is_attr, size_t n, char ***out)
@@ -327,22 +346,11 @@ static int read_string_values(hid_t obj, hid_t ftype, int is_attr, size_t n, cha
             free(raw);
             goto out;
         }
-        /* A corrupt heap can claim gigabytes of string data, which HDF5
-         * would try to allocate: ask for the size first. */
-        if (!is_attr && n > 0) {
-            hsize_t need = 0;
-            hid_t space = H5Dget_space(obj);
-            herr_t sized = space >= 0 ? H5Dvlen_get_buf_size(obj, mtype, space, &need) : -1;
-            if (space >= 0)
-                H5Sclose(space);
-            if (sized < 0 || need > ((hsize_t)1 << 30)) {
-                free(raw);
-                goto out;
-            }
+        if (!is_attr && n > 0 && vlen_too_big(obj, mtype)) {
+            free(raw);
+            goto out;
         }
-        herr_t st = n == 0 ? 0
-                    : is_attr ? H5Aread(obj, mtype, raw)
-                              : H5Dread(obj, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw);
+        herr_t st = n == 0 ? 0 : read_values(obj, mtype, is_attr, raw);
         if (st >= 0) {
             rc = 0;
             for (size_t i = 0; i < n; i++)
@@ -363,22 +371,7 @@ static int read_string_values(hid_t obj, hid_t ftype, int is_attr, size_t n, cha
             free(raw);
             goto out;
         }
-        /* A corrupt heap can claim gigabytes of string data, which HDF5
-         * would try to allocate: ask for the size first. */
-        if (!is_attr && n > 0) {
-            hsize_t need = 0;
-            hid_t space = H5Dget_space(obj);
-            herr_t sized = space >= 0 ? H5Dvlen_get_buf_size(obj, mtype, space, &need) : -1;
-            if (space >= 0)
-                H5Sclose(space);
-            if (sized < 0 || need > ((hsize_t)1 << 30)) {
-                free(raw);
-                goto out;
-            }
-        }
-        herr_t st = n == 0 ? 0
-                    : is_attr ? H5Aread(obj, mtype, raw)
-                              : H5Dread(obj, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw);
+        herr_t st = n == 0 ? 0 : read_values(obj, mtype, is_attr, raw);
         if (st >= 0) {
             rc = 0;
             for (size_t i = 0; i < n; i++)
