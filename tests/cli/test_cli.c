@@ -580,6 +580,24 @@ Test(cli, run_sets_the_environment)
     result_free(&r);
 }
 
+/* A real instrumented program under `scopeprof run`: it names its output
+ * with sp_init("basic", 0), and run finds that file without -o. */
+Test(cli, run_profiles_a_real_program)
+{
+    char program[600];
+    snprintf(program, sizeof program, "%s/programs/basic", TEST_BUILD_DIR);
+    result r = RUN_CMD("--", program, "10");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_neq(strstr(r.out, "fib=55 inner=5 tick=10 active=1"), NULL, "%s", r.out);
+    cr_expect_neq(strstr(r.err, "scopeprof: wrote 1 file: basic_rank00000.h5"), NULL, "%s", r.err);
+    cr_expect_eq(access(in_dir("basic_rank00000.h5"), R_OK), 0);
+    result_free(&r);
+    r = RUN("report", "basic_rank00000.h5");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_neq(line_of(r.out, "tick"), NULL, "%s", r.out);
+    result_free(&r);
+}
+
 Test(cli, run_lists_the_files_written)
 {
     /* An old file from an earlier run must not be listed. */
