@@ -56,11 +56,11 @@ int sp_lane_grow_counters(struct sp_lane *lane, uint32_t region)
     return 0;
 }
 
-int sp_lane_next_chunk(struct sp_lane *lane)
+int sp_lane_next_chunk(struct sp_lane *lane, int64_t now)
 {
     /* At the memory cap the full chunk is spilled and reused, or the lane
      * stops keeping events (spill.c); periodic spilling is checked here too. */
-    if (sp_spill_on_full_chunk(lane))
+    if (sp_spill_on_full_chunk(lane, now))
         return 0;
     /* Not calloc: zeroing 96 KiB per chunk cost more than the calls stored
      * in it; only the header needs values, events are written before use. */
@@ -68,6 +68,7 @@ int sp_lane_next_chunk(struct sp_lane *lane)
     if (chunk) {
         chunk->next = NULL;
         chunk->count = 0;
+        chunk->converted = 0;
         chunk->await_ns = NULL;
     }
     if (!chunk) {

@@ -26,6 +26,7 @@ struct sp_config sp_cfg = {
     .flush_interval = 0.0,
     .callsites = 1,
     .writer_isolated = 0,
+    .timer = SP_TIMER_AUTO,
 };
 
 void sp_vlog(const char *fmt, va_list ap)
@@ -224,5 +225,17 @@ void sp_config_load(void)
             sp_cfg.writer_isolated = 0;
         else
             sp_log("SCOPE_PROFILER_WRITER_NAMESPACE='%s' is not 'isolated' or 'shared'; using 'shared'", v);
+    }
+
+    v = getenv("SCOPE_PROFILER_TIMER");
+    if (v) {
+        if (!strcasecmp(v, "auto"))
+            sp_cfg.timer = SP_TIMER_AUTO;
+        else if (!strcasecmp(v, "tsc"))
+            sp_cfg.timer = SP_TIMER_TSC;
+        else if (!strcasecmp(v, "clock"))
+            sp_cfg.timer = SP_TIMER_CLOCK;
+        else
+            sp_log("SCOPE_PROFILER_TIMER='%s' is not 'auto', 'tsc' or 'clock'; using 'auto'", v);
     }
 }

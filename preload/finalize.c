@@ -222,6 +222,7 @@ static int collect_lanes(struct sp_profiler *p, struct collected *c, uint32_t nu
             size_t skip = k == lane->head ? lane->head_skip : 0;
             if (skip > count)
                 skip = count;
+            sp_chunk_convert(k, count);
             rc = add_chunk(c, k->events + skip, k->await_ns ? k->await_ns + skip : NULL,
                            count - skip, lane->thread->index);
         }
@@ -233,7 +234,8 @@ static int collect_lanes(struct sp_profiler *p, struct collected *c, uint32_t nu
         }
         for (uint32_t r = 0; r < SP_ACQUIRE(lane->num_counters) && r < num_regions; r++) {
             c->regions[r].dropped_calls += (uint64_t)SP_LOAD(lane->counters[r].dropped);
-            c->regions[r].dropped_total_ns += SP_LOAD(lane->counters[r].dropped_ns);
+            c->regions[r].dropped_total_ns +=
+                sp_timer_duration_ns(SP_LOAD(lane->counters[r].dropped_ns));
         }
         pthread_mutex_unlock(&lane->lock);
     }
@@ -344,6 +346,7 @@ static void collect_metadata(struct sp_profiler *p, struct collected *c, int64_t
     meta_str(c, "scopeprof_version", SCOPEPROF_VERSION);
     meta_str(c, "scope_profiler_version", "scopeprof-" SCOPEPROF_VERSION);
     meta_str(c, "clock", "CLOCK_MONOTONIC");
+    meta_str(c, "timer", sp_timer_name());
     meta_int(c, "track_threads", sp_cfg.track_threads);
     meta_int(c, "rank_from_mpi", sp_proc.rank_from_mpi);
     meta_str(c, "run_id", run_id);

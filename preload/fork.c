@@ -50,10 +50,12 @@ static void before_fork(void)
             pthread_mutex_lock(&lane->lock);
     }
     pthread_mutex_lock(&sp_threads_lock);
+    sp_timer_lock();
 }
 
 static void parent_after_fork(void)
 {
+    sp_timer_unlock();
     pthread_mutex_unlock(&sp_threads_lock);
     for (int i = sp_num_profilers; i-- > 0;) {
         struct sp_profiler *p = sp_profilers[i];
@@ -105,6 +107,7 @@ static void child_after_fork(void)
     pthread_mutex_init(sp_meta_lock, NULL);
     pthread_mutex_init(&sp_profilers_lock, NULL);
     pthread_mutex_init(&sp_threads_lock, NULL);
+    sp_timer_reset_lock();
 
     sp_fork_parent_pid = sp_proc.pid;
     sp_proc.pid = (int)getpid();
@@ -148,7 +151,7 @@ static void child_after_fork(void)
             struct sp_lane *old = self->lanes[slot];
             self->lanes[slot] = NULL;
             if (old && old->depth && SP_LOAD(old->profiler->active))
-                carry_open_calls(old, now);
+                carry_open_calls(old, sp_ticks());
         }
     }
     if (sp_spill_after_fork_child)

@@ -151,7 +151,7 @@ static inline int64_t begin_call(struct sp_profiler *p, int region)
     if (SP_UNLIKELY(lane->last_error != SP_OK))
         lane->last_error = SP_OK;
     /* The clock is read last, so the bookkeeping above is not timed. */
-    SP_STORE(o->start, sp_clock_ns());
+    SP_STORE(o->start, sp_ticks());
     return depth;
 }
 
@@ -249,9 +249,10 @@ static inline __attribute__((always_inline)) void end_call(struct sp_lane *lane,
             sp_task_store_await(lane, used, await);
         SP_RELEASE(lane->used, used + 1);
         if (SP_UNLIKELY(used + 1 == SP_CHUNK_EVENTS))
-            sp_lane_next_chunk(lane);
+            sp_lane_next_chunk(lane, now);
         tick = used + 1;
     }
+    sp_timer_check(now);
     if (SP_UNLIKELY((tick & SP_CPU_SAMPLE_MASK) == 0)) {
         SP_STORE(lane->thread->cpu_ns, sp_thread_cpu_ns());
         sp_spill_tick(lane, now);
@@ -280,7 +281,7 @@ static inline __attribute__((always_inline)) void profiler_end(sp_profiler *p, i
     /* Disabled or finalized: one branch, no clock read. */
     if (SP_UNLIKELY(!p || !SP_LOAD(p->active)))
         return;
-    int64_t now = sp_clock_ns();
+    int64_t now = sp_ticks();
     struct sp_lane *lane = sp_lane_get(p);
     if (SP_UNLIKELY(!lane))
         return;
@@ -318,7 +319,7 @@ SP_EXPORT void sp_profiler_end(sp_profiler *p, int region)
 
 SP_EXPORT int sp_profiler_end_last(sp_profiler *p)
 {
-    int64_t now = sp_clock_ns();
+    int64_t now = sp_ticks();
     if (!p || !SP_LOAD(p->active))
         return SP_ERR_UNMATCHED_END;
     struct sp_lane *lane = sp_lane_get(p);
@@ -342,7 +343,7 @@ SP_EXPORT sp_scope sp_profiler_scope_begin(sp_profiler *p, int region)
 
 SP_EXPORT int sp_scope_end(sp_scope *s)
 {
-    int64_t now = sp_clock_ns();
+    int64_t now = sp_ticks();
     if (!s || s->slot < 0)
         return SP_ERR_UNMATCHED_END;
     struct sp_profiler *p = s->profiler;
@@ -404,9 +405,9 @@ SP_EXPORT int sp_profiler_get_region_stats(sp_profiler *p, int region, sp_region
         return SP_ERR_INACTIVE;
     struct sp_counters c;
     stats->calls = sum_counters(p, region, &c);
-    stats->total_ns = c.total_ns;
-    stats->min_ns = c.completed ? c.min_ns : 0;
-    stats->max_ns = c.completed ? c.max_ns : 0;
+    stats->total_ns = sp_timer_duration_ns(c.total_ns);
+    stats->min_ns = c.completed ? sp_timer_duration_ns(c.min_ns) : 0;
+    stats->max_ns = c.completed ? sp_timer_duration_ns(c.max_ns) : 0;
     return SP_OK;
 }
 

@@ -20,6 +20,7 @@
 #include "capture.h"
 #include "scope_profiler.h"
 #include "shim.h"
+#include "timer.h"
 
 #define SP_CHUNK_EVENTS 4096
 #define SP_REGION_BLOCK 1024
@@ -45,7 +46,7 @@ struct sp_region {
     int wanted;             /* passes SCOPE_PROFILER_INCLUDE/EXCLUDE */
 };
 
-/* Counters of one region on one lane. */
+/* Counters of one region on one lane (durations in ticks, timer.h). */
 struct sp_counters {
     int64_t abandoned;      /* entered, then left open by an exiting thread */
     int64_t completed;
@@ -58,7 +59,7 @@ struct sp_counters {
 
 /* One open call on a lane's stack. */
 struct sp_open {
-    int64_t start;
+    int64_t start;          /* ticks (timer.h) */
     uint32_t region;
     int32_t task;
 };
@@ -66,6 +67,9 @@ struct sp_open {
 struct sp_chunk {
     struct sp_chunk *next;
     size_t count;           /* events in this chunk once it is full */
+    /* events[0, converted) hold ns, the rest ticks (timer.h); changed
+     * under the spill lock only */
+    uint32_t converted;
     int64_t *await_ns;      /* allocated on the first task call in the chunk */
     sp_event events[SP_CHUNK_EVENTS];
 };
@@ -171,8 +175,17 @@ void sp_threads_refresh(void);
 /* buffer.c: slow paths of the hot path. */
 int sp_lane_grow_stack(struct sp_lane *lane);
 int sp_lane_grow_counters(struct sp_lane *lane, uint32_t region);
-/* The tail chunk is full: publish it and start a new one.  -1 if no memory. */
-int sp_lane_next_chunk(struct sp_lane *lane);
+/* The tail chunk is full (its last call ended at tick `now`): publish it
+ * and start a new one.  -1 if no memory. */
+int sp_lane_next_chunk(struct sp_lane *lane, int64_t now);
+/* Events [converted, end) of chunk k as ns (spill lock held). */
+static inline void sp_chunk_convert(struct sp_chunk *k, size_t end)
+{
+    if (k->converted < end) {
+        sp_timer_convert(k->events + k->converted, end - k->converted);
+        k->converted = (uint32_t)end;
+    }
+}
 extern uint64_t sp_buffer_bytes; /* atomic */
 
 /* Hot-path lane lookup: the lane of the calling thread for p, created on

@@ -126,8 +126,10 @@ int sp_region_lookup(struct sp_profiler *p, const char *name, const char *file,
         return SP_REGION_NEEDS_FRAMES;
     }
     uint32_t id = p->num_regions;
-    if (id == 0)
+    if (id == 0) {
+        sp_timer_init();
         sp_process_arm_exit_hook();
+    }
     if (id / SP_REGION_BLOCK >= SP_MAX_REGION_BLOCKS)
         goto fail;
     if ((id + 1) * 2 > p->hash_cap && grow_hash(p) != 0)

@@ -17,6 +17,7 @@
 /* ---- configuration (config.c) ---------------------------------------- */
 
 enum sp_on_full { SP_ON_FULL_SPILL = 0, SP_ON_FULL_STOP = 1 };
+enum sp_timer_choice { SP_TIMER_AUTO = 0, SP_TIMER_TSC = 1, SP_TIMER_CLOCK = 2 };
 
 struct sp_config {
     const char *output;       /* SCOPE_PROFILER_OUTPUT: prefix, NULL = unset */
@@ -34,6 +35,7 @@ struct sp_config {
     double flush_interval;    /* SCOPE_PROFILER_FLUSH_INTERVAL seconds, 0 = off */
     int callsites;            /* SCOPE_PROFILER_CALLSITES, default 1 */
     int writer_isolated;      /* SCOPE_PROFILER_WRITER_NAMESPACE=isolated|shared */
+    int timer;                /* SCOPE_PROFILER_TIMER=auto|tsc|clock */
 };
 extern struct sp_config sp_cfg;
 

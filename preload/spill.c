@@ -282,6 +282,7 @@ static int spill_lane(struct spill_file *f, struct sp_lane *lane)
         if (skip >= end)
             continue;
         size_t n = end - skip;
+        sp_chunk_convert(k, end);
         int await = k->await_ns != NULL;
         if (write_frame(f, SP_SPILL_FRAME_EVENTS, await ? SP_SPILL_FLAG_AWAIT : 0, (uint32_t)n,
                         lane->thread->index, k->events + skip, n * sizeof(sp_event),
@@ -326,6 +327,7 @@ static void reuse_tail(struct sp_lane *lane)
 {
     pthread_mutex_lock(&lane->lock);
     free_await(lane->tail);
+    lane->tail->converted = 0;
     lane->head_skip = 0;
     SP_RELEASE(lane->used, 0);
     pthread_mutex_unlock(&lane->lock);
@@ -359,9 +361,9 @@ static int disk_nearly_full(struct spill_file *f)
     return 1;
 }
 
-int sp_spill_on_full_chunk(struct sp_lane *lane)
+int sp_spill_on_full_chunk(struct sp_lane *lane, int64_t now)
 {
-    sp_spill_tick(lane, lane->tail->events[SP_CHUNK_EVENTS - 1].end);
+    sp_spill_tick(lane, now);
     int stop = sp_cfg.on_full == SP_ON_FULL_STOP;
     /* head and head_skip change only on this thread (or under sp_reset). */
     int spilled_whole_tail = lane->head == lane->tail && lane->head_skip == SP_CHUNK_EVENTS;
@@ -404,7 +406,8 @@ void sp_spill_tick_slow(struct sp_lane *lane, int64_t now)
 {
     if (__atomic_load_n(&sp_signal_pending, __ATOMIC_RELAXED))
         sp_signals_deferred_exit();
-    int64_t interval = (int64_t)(sp_cfg.flush_interval * 1e9);
+    /* `now` and the deadline are ticks (timer.h). */
+    int64_t interval = sp_timer_duration_ticks((int64_t)(sp_cfg.flush_interval * 1e9));
     if (interval <= 0) {
         sp_tls_spill_deadline = INT64_MAX;
         return;

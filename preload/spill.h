@@ -19,7 +19,7 @@
 /* sp_lane_next_chunk: the tail chunk of `lane` is full.  Returns 1 when the
  * lane can go on without a new chunk (the tail was spilled and is reused,
  * or the lane stopped recording events), 0 when a new chunk is needed. */
-int sp_spill_on_full_chunk(struct sp_lane *lane);
+int sp_spill_on_full_chunk(struct sp_lane *lane, int64_t now);
 
 /* The recording thread's next periodic-spill time (INT64_MAX: never;
  * 0: not yet computed), and the signal waiting for the deferred exit. */
@@ -28,7 +28,7 @@ extern volatile sig_atomic_t sp_signal_pending;
 
 void sp_spill_tick_slow(struct sp_lane *lane, int64_t now);
 /* Called by the recording thread on its slow paths (every CPU sample in
- * end_call, every new chunk) with the time of its latest event. */
+ * end_call, every new chunk) with the time of its latest event (ticks). */
 static inline void sp_spill_tick(struct sp_lane *lane, int64_t now)
 {
     if (SP_UNLIKELY(now >= sp_tls_spill_deadline ||
