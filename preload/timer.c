@@ -30,7 +30,7 @@ static uint64_t mean_mult; /* atomic: ns per tick << 32 */
 static int tsc_invariant(void)
 {
     unsigned a, b, c, d;
-    if (__get_cpuid_max(0x80000000, NULL) < 0x80000007)
+    if ((unsigned)__get_cpuid_max(0x80000000, NULL) < 0x80000007u)
         return 0;
     __cpuid(0x80000007, a, b, c, d);
     return (d >> 8) & 1;
