@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "h5_internal.h"
 
@@ -353,14 +354,23 @@ static int read_columnar(hid_t file, sp_profile *profile, sp_problems *p)
 }
 
 const char *volatile sp_h5_current_path;
+int64_t sp_h5_current_since_ns;
+int64_t sp_h5_current_bytes;
 
 static sp_profile *read_problems(const char *path, sp_problems *p);
 
 sp_profile *sp_h5_read_problems(const char *path, sp_problems *p)
 {
-    sp_h5_current_path = path;
+    struct stat st;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    __atomic_store_n(&sp_h5_current_bytes, stat(path, &st) == 0 ? (int64_t)st.st_size : 0,
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&sp_h5_current_since_ns, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec,
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&sp_h5_current_path, path, __ATOMIC_RELEASE);
     sp_profile *profile = read_problems(path, p);
-    sp_h5_current_path = NULL;
+    __atomic_store_n(&sp_h5_current_path, NULL, __ATOMIC_RELEASE);
     return profile;
 }
 

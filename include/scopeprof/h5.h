@@ -6,6 +6,7 @@
 #define SCOPEPROF_H5_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "scopeprof/profile.h"
 
 #ifdef __cplusplus
@@ -20,6 +21,11 @@ extern "C" {
  * itself can crash on some corrupt files; a program may name the file from
  * a SIGSEGV handler with this (the `scopeprof` command does). */
 extern const char *volatile sp_h5_current_path;
+/* ... since when (CLOCK_MONOTONIC ns) and its size in bytes, for a watchdog
+ * (HDF5 1.10 can also loop forever on some corrupt files).  Read them with
+ * __atomic_load_n from another thread. */
+extern int64_t sp_h5_current_since_ns;
+extern int64_t sp_h5_current_bytes;
 
 /* Read a whole file.  NULL on error (message in err). */
 sp_profile *sp_h5_read(const char *path, char *err, size_t errlen);

@@ -13,6 +13,11 @@ int cmd_merge(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 
+/* read_watchdog.c: exit 1 naming the file when HDF5 takes far longer to
+ * read it than its size explains (SCOPEPROF_READ_TIMEOUT, default 10 s +
+ * 1 s per 4 MiB). */
+void sp_cli_start_read_watchdog(void);
+
 /* argv[0] of the scopeprof process, for locating the shim. */
 extern const char *scopeprof_argv0;
 

@@ -1,6 +1,7 @@
 #!/bin/sh
-# Inputs that crash inside HDF5 1.10 itself: the scopeprof command must still
-# answer with one line naming the file and exit 1, never die of a signal.
+# Inputs that crash HDF5 1.10 itself, or make it loop forever: the scopeprof
+# command must still answer with one line naming the file and exit 1, never
+# die of a signal nor hang (SCOPEPROF_READ_TIMEOUT bounds the wait).
 #   check_cli_survives.sh SCOPEPROF DIR
 set -u
 scopeprof=$1 dir=$2
