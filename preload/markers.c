@@ -269,18 +269,34 @@ static inline int64_t find_open(const struct sp_lane *lane, int region)
     return -1;
 }
 
+/* The recording part of sp_begin/sp_end, out of line: the disabled path
+ * (no profiler, or finalized) then returns before the function saves a
+ * single register. */
+static __attribute__((noinline)) void begin_active(sp_profiler *p, int region)
+{
+    if (region_valid(p, region))
+        begin_call(p, region);
+}
+
 static inline __attribute__((always_inline)) void profiler_begin(sp_profiler *p, int region)
 {
-    if (SP_UNLIKELY(!p || !SP_LOAD(p->active)) || !region_valid(p, region))
+    if (SP_UNLIKELY(!p || !SP_LOAD(p->active)))
         return;
-    begin_call(p, region);
+    begin_active(p, region);
 }
+
+static __attribute__((noinline)) void end_active(sp_profiler *p, int region, uintptr_t caller);
 
 static inline __attribute__((always_inline)) void profiler_end(sp_profiler *p, int region)
 {
     /* Disabled or finalized: one branch, no clock read. */
     if (SP_UNLIKELY(!p || !SP_LOAD(p->active)))
         return;
+    end_active(p, region, (uintptr_t)__builtin_return_address(0));
+}
+
+static __attribute__((noinline)) void end_active(sp_profiler *p, int region, uintptr_t caller)
+{
     int64_t now = sp_ticks();
     struct sp_lane *lane = sp_lane_get(p);
     if (SP_UNLIKELY(!lane))
@@ -298,7 +314,7 @@ static inline __attribute__((always_inline)) void profiler_end(sp_profiler *p, i
         pos = find_open(lane, region);
     }
     if (SP_UNLIKELY(pos < 0)) {
-        report_unmatched(p, region, (uintptr_t)__builtin_return_address(0));
+        report_unmatched(p, region, caller);
         set_error(p, lane, SP_ERR_UNMATCHED_END);
         return;
     }
