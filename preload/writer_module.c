@@ -110,12 +110,23 @@ __attribute__((visibility("default"))) int scopeprof_write_capture(const sp_capt
     }
     sp_capture with_callsites = *capture;
     with_callsites.regions = resolved.regions;
-    char warning[4096];
-    sp_profile *profile = sp_capture_to_profile(&with_callsites, warning, sizeof warning,
-                                                err, errlen);
+    char warning[4096] = "";
+    sp_profile *profile = NULL;
+    /* Spilled events (the memory cap was reached) are streamed to the file
+     * in bounded memory; a capture that fits in memory is converted whole,
+     * which is faster. */
+    int rc = capture->num_spill_files
+                 ? sp_capture_write_stream(&with_callsites, 0, NULL, warning, sizeof warning,
+                                           err, errlen)
+                 : 1;
+    if (rc == 1 && !(profile = sp_capture_to_profile(&with_callsites, warning, sizeof warning,
+                                                     err, errlen)))
+        rc = -1;
     free_resolved(&resolved);
-    if (!profile)
+    if (rc < 0) {
+        sp_profile_free(profile);
         return -1;
+    }
     if (warning[0]) {
         /* One line, through fd 2 directly: this namespace has its own stdio. */
         char line[4200];
@@ -125,7 +136,9 @@ __attribute__((visibility("default"))) int scopeprof_write_capture(const sp_capt
             (void)w;
         }
     }
-    int rc = sp_h5_write(capture->path, profile, err, errlen);
-    sp_profile_free(profile);
+    if (profile) {
+        rc = sp_h5_write(capture->path, profile, err, errlen);
+        sp_profile_free(profile);
+    }
     return rc;
 }
