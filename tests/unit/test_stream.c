@@ -6,11 +6,12 @@
  * and read back with our reader.  Everything must match except the call id
  * numbering: parents are compared as positions. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "capture.h"
@@ -541,6 +542,62 @@ Test(stream, memory_does_not_grow_with_the_calls, .timeout = 300)
 #ifndef __SANITIZE_ADDRESS__
     cr_assert_lt(peak_kb - before_kb, 16 * 1024, "the write took %ld kB more", peak_kb - before_kb);
 #endif
+    remove_tree(fx.dir);
+    free(g);
+}
+
+/* Full disk: the space is reserved before HDF5 writes, so the write stops
+ * at once with one line naming the file, leaves no temporary file and does
+ * not touch the previous profile. */
+Test(stream, full_disk_is_found_before_writing, .timeout = 120)
+{
+    static struct fixture fx;
+    struct gen *g = calloc(1, sizeof *g);
+    fixture_init(&fx, g, 1, 0, 1, 1);
+    FILE *f = fopen(fx.spill, "ab");
+    cr_assert_not_null(f);
+    static sp_event chunk[4096];
+    for (int64_t c = 0; c < 25; c++) {
+        for (int64_t i = 0; i < 4096; i++) {
+            int64_t t = 1000000 + (c * 4096 + i) * 100;
+            chunk[i] = (sp_event){t, t + 50, (uint32_t)(i % 5), -1};
+        }
+        put_frame(f, SP_SPILL_FRAME_EVENTS, 0, 4096, 0, chunk, sizeof chunk, NULL, 0);
+    }
+    fclose(f);
+    char small[300];
+    snprintf(small, sizeof small, "%s/small", fx.dir);
+    cr_assert_eq(mkdir(small, 0755), 0);
+    if (mount("tmpfs", small, "tmpfs", 0, "size=1m") != 0) {
+        remove_tree(fx.dir);
+        cr_skip_test("cannot mount a small tmpfs here");
+    }
+    char out[400], previous[] = "previous profile";
+    snprintf(out, sizeof out, "%s/p.h5", small);
+    FILE *old = fopen(out, "w");
+    cr_assert_not_null(old);
+    fputs(previous, old);
+    fclose(old);
+    fx.cap.num_chunks = 0;
+    fx.cap.path = out;
+    char err[1024] = "", warning[512] = "";
+    int rc = sp_capture_write_stream(&fx.cap, 0, NULL, warning, sizeof warning, err, sizeof err);
+    cr_assert_eq(rc, -1);
+    cr_assert(strstr(err, out) && strstr(err, "No space left"), "%s", err);
+    cr_assert_null(strchr(err, '\n'), "%s", err);
+    DIR *d = opendir(small);
+    int entries = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        entries += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    cr_assert_eq(entries, 1, "a temporary file was left behind");
+    char text[64] = "";
+    old = fopen(out, "r");
+    cr_assert_not_null(fgets(text, sizeof text, old));
+    fclose(old);
+    cr_assert_str_eq(text, previous);
+    umount(small);
     remove_tree(fx.dir);
     free(g);
 }
