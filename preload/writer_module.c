@@ -47,6 +47,17 @@ static int same_frames(const sp_capture_region *a, const sp_capture_region *b)
     return 1;
 }
 
+/* One line on fd 2 directly: this namespace has its own stdio. */
+static void say(const char *path, const char *what)
+{
+    char line[4200];
+    int n = snprintf(line, sizeof line, "scopeprof: %s: %s\n", path, what);
+    if (n > 0) {
+        ssize_t w = write(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+        (void)w;
+    }
+}
+
 static int resolve_callsites(const sp_capture *capture, struct resolved *out)
 {
     memset(out, 0, sizeof *out);
@@ -119,6 +130,9 @@ __attribute__((visibility("default"))) int scopeprof_write_capture(const sp_capt
                  ? sp_capture_write_stream(&with_callsites, 0, NULL, warning, sizeof warning,
                                            err, errlen)
                  : 1;
+    if (rc == 1 && capture->num_spill_files && capture->verbose)
+        say(capture->path, "some lane's calls are not in end order: the spilled calls are "
+                           "converted in memory (about 100 bytes per call), not streamed");
     if (rc == 1 && !(profile = sp_capture_to_profile(&with_callsites, warning, sizeof warning,
                                                      err, errlen)))
         rc = -1;
@@ -127,15 +141,8 @@ __attribute__((visibility("default"))) int scopeprof_write_capture(const sp_capt
         sp_profile_free(profile);
         return -1;
     }
-    if (warning[0]) {
-        /* One line, through fd 2 directly: this namespace has its own stdio. */
-        char line[4200];
-        int n = snprintf(line, sizeof line, "scopeprof: %s: %s\n", capture->path, warning);
-        if (n > 0) {
-            ssize_t w = write(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
-            (void)w;
-        }
-    }
+    if (warning[0])
+        say(capture->path, warning);
     if (profile) {
         rc = sp_h5_write(capture->path, profile, err, errlen);
         sp_profile_free(profile);
