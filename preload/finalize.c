@@ -540,6 +540,7 @@ int sp_profiler_write(struct sp_profiler *p, int final, const char *why)
         .tasks = c.tasks,
         .num_meta = c.num_meta,
         .meta = c.meta,
+        .max_memory = sp_cfg.max_memory,
     };
     rc = write_capture(&cap, err, sizeof err);
     if (rc == 0)

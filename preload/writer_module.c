@@ -47,6 +47,17 @@ static int same_frames(const sp_capture_region *a, const sp_capture_region *b)
     return 1;
 }
 
+/* One line on fd 2 directly: this namespace has its own stdio. */
+static void say(const char *path, const char *what)
+{
+    char line[4200];
+    int n = snprintf(line, sizeof line, "scopeprof: %s: %s\n", path, what);
+    if (n > 0) {
+        ssize_t w = write(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+        (void)w;
+    }
+}
+
 static int resolve_callsites(const sp_capture *capture, struct resolved *out)
 {
     memset(out, 0, sizeof *out);
@@ -110,22 +121,31 @@ __attribute__((visibility("default"))) int scopeprof_write_capture(const sp_capt
     }
     sp_capture with_callsites = *capture;
     with_callsites.regions = resolved.regions;
-    char warning[4096];
-    sp_profile *profile = sp_capture_to_profile(&with_callsites, warning, sizeof warning,
-                                                err, errlen);
+    char warning[4096] = "";
+    sp_profile *profile = NULL;
+    /* Spilled events (the memory cap was reached) are streamed to the file
+     * in bounded memory; a capture that fits in memory is converted whole,
+     * which is faster. */
+    int rc = capture->num_spill_files
+                 ? sp_capture_write_stream(&with_callsites, 0, NULL, warning, sizeof warning,
+                                           err, errlen)
+                 : 1;
+    if (rc == 1 && capture->num_spill_files && capture->verbose)
+        say(capture->path, "some lane's calls are not in end order: the spilled calls are "
+                           "converted in memory (about 100 bytes per call), not streamed");
+    if (rc == 1 && !(profile = sp_capture_to_profile(&with_callsites, warning, sizeof warning,
+                                                     err, errlen)))
+        rc = -1;
     free_resolved(&resolved);
-    if (!profile)
+    if (rc < 0) {
+        sp_profile_free(profile);
         return -1;
-    if (warning[0]) {
-        /* One line, through fd 2 directly: this namespace has its own stdio. */
-        char line[4200];
-        int n = snprintf(line, sizeof line, "scopeprof: %s: %s\n", capture->path, warning);
-        if (n > 0) {
-            ssize_t w = write(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
-            (void)w;
-        }
     }
-    int rc = sp_h5_write(capture->path, profile, err, errlen);
-    sp_profile_free(profile);
+    if (warning[0])
+        say(capture->path, warning);
+    if (profile) {
+        rc = sp_h5_write(capture->path, profile, err, errlen);
+        sp_profile_free(profile);
+    }
     return rc;
 }

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include "scopeprof/profile.h"
 
-#define SP_CAPTURE_ABI 2
+#define SP_CAPTURE_ABI 3
 
 /* One completed call: 24 bytes. */
 typedef struct sp_event {
@@ -80,6 +80,10 @@ typedef struct sp_capture {
 
     size_t num_meta;
     const sp_meta *meta;
+
+    /* SCOPE_PROFILER_MAX_MEMORY: with spill files, the writer's event
+     * windows take about this much (at least 32 MiB; 0: 32 MiB). */
+    uint64_t max_memory;
 } sp_capture;
 
 /* Exported by the writer module.  Returns 0, or -1 with a one-line reason. */
@@ -103,4 +107,15 @@ typedef int (*sp_describe_callsite_fn)(const sp_capture_frame *frames, size_t nu
  * on failure (out of memory). */
 sp_profile *sp_capture_to_profile(const sp_capture *capture, char *warning, size_t warnlen,
                                   char *err, size_t errlen);
+/* capture_stream.c: the capture's schema-3 file written without holding
+ * its events in memory, for captures with spill files: memory is one
+ * window of `window` output events (0: from max_memory) plus the lanes'
+ * open-call stacks, whatever the number of calls.  The file is the one
+ * sp_capture_to_profile + sp_h5_write make, except that call_ids are the
+ * calls' positions in the event columns.  Returns 0 (*events_out = calls
+ * written; *warning as sp_capture_to_profile), -1 with a one-line err, or
+ * 1 when some lane's calls are not in end order (streaming needs it, every
+ * recording gives it): nothing was written, use the in-memory path. */
+int sp_capture_write_stream(const sp_capture *capture, uint64_t window, uint64_t *events_out,
+                            char *warning, size_t warnlen, char *err, size_t errlen);
 #endif /* SCOPEPROF_CAPTURE_H */

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture.h"
-#include "spill_format.h"
+#include "capture_internal.h"
+#include "capture_source.h"
 #include "scopeprof/callstack.h"
 
 static char *dup_or_empty(const char *s)
@@ -136,8 +136,8 @@ static int add_region_functions(sp_profile *p, const sp_capture *c, const int64_
 
 /* A nesting error names the calls by quoted region name: add where those
  * regions were registered, which is where to look for the misplaced end. */
-static void append_callsites(const sp_profile *p, const sp_capture *c, const int64_t *row_of,
-                             char *msg, size_t len)
+void sp_capture_append_callsites(const sp_profile *p, const sp_capture *c,
+                                 const int64_t *row_of, char *msg, size_t len)
 {
     /* the (at most) two regions named first in the message, in its order */
     const char *at[2] = {NULL, NULL};
@@ -214,7 +214,7 @@ static int add_call_tree(sp_profile *p, const sp_capture *c, const int64_t *row_
     free(call_index);
     free(names);
     if (rc != 0) {
-        append_callsites(p, c, row_of, why, sizeof why);
+        sp_capture_append_callsites(p, c, row_of, why, sizeof why);
         snprintf(warning, warnlen, "call graph not recorded: %s", why);
         return 0;
     }
@@ -253,47 +253,9 @@ struct pass {
     size_t errlen;
 };
 
-typedef int (*chunk_fn)(struct pass *pass, const sp_capture_chunk *chunk);
-
-/* Spilled events were recorded before the ones in memory; a file is read
- * one frame at a time, so the events are never all in memory twice. */
-static int for_each_chunk(struct pass *pass, chunk_fn fn)
+static int count_chunk(void *ctx, const sp_capture_chunk *ch)
 {
-    const sp_capture *c = pass->c;
-    for (size_t f = 0; f < c->num_spill_files; f++) {
-        sp_spill_reader *r = sp_spill_open(c->spill_files[f], pass->err, pass->errlen);
-        if (!r)
-            return -1;
-        sp_spill_frame frame;
-        const void *payload;
-        int rc;
-        while ((rc = sp_spill_next(r, &frame, &payload, pass->err, pass->errlen)) == 1) {
-            if (frame.type != SP_SPILL_FRAME_EVENTS || frame.count == 0 || !payload)
-                continue;
-            const sp_event *events = payload;
-            sp_capture_chunk chunk = {
-                .events = events,
-                .await_ns = frame.flags & SP_SPILL_FLAG_AWAIT
-                                ? (const int64_t *)(const void *)(events + frame.count)
-                                : NULL,
-                .count = frame.count,
-                .thread = frame.thread,
-            };
-            if ((rc = fn(pass, &chunk)) != 0)
-                break;
-        }
-        sp_spill_close(r);
-        if (rc != 0)
-            return -1;
-    }
-    for (size_t k = 0; k < c->num_chunks; k++)
-        if (fn(pass, &c->chunks[k]) != 0)
-            return -1;
-    return 0;
-}
-
-static int count_chunk(struct pass *pass, const sp_capture_chunk *ch)
-{
+    struct pass *pass = ctx;
     for (size_t i = 0; i < ch->count; i++) {
         uint32_t r = ch->events[i].region;
         if (r >= pass->c->num_regions) {
@@ -375,29 +337,47 @@ static int add_dropped_meta(sp_profile *p, const sp_capture *c)
     return rc;
 }
 
+sp_profile *sp_capture_skeleton(const sp_capture *c, const uint64_t *counts, int64_t *row_of,
+                                char *err, size_t errlen)
+{
+    sp_profile *p = sp_profile_new();
+    if (!p || make_rows(p, c, counts, row_of) != 0 || add_region_functions(p, c, row_of) != 0 ||
+        copy_threads(p, c) != 0 || copy_tasks(p, c) != 0 || copy_meta(p, c) != 0 ||
+        add_dropped_meta(p, c) != 0) {
+        snprintf(err, errlen, "out of memory while building the profile");
+        sp_profile_free(p);
+        return NULL;
+    }
+    for (size_t r = 0; r < p->num_rows; r++)
+        p->num_events += p->rows[r].count;
+    p->num_ranks = (uint32_t)c->rank + 1;
+    return p;
+}
+
 sp_profile *sp_capture_to_profile(const sp_capture *c, char *warning, size_t warnlen,
                                   char *err, size_t errlen)
 {
     if (warnlen)
         warning[0] = '\0';
-    sp_profile *p = sp_profile_new();
+    sp_profile *p = NULL;
+    sp_source source;
     uint64_t *counts = calloc(c->num_regions ? c->num_regions : 1, sizeof *counts);
     int64_t *row_of = calloc(c->num_regions ? c->num_regions : 1, sizeof *row_of);
     uint64_t *fill = NULL;
-    if (!p || !counts || !row_of)
+    struct pass pass = {.c = c, .counts = counts, .row_of = row_of, .err = err,
+                        .errlen = errlen};
+    int opened = counts && row_of ? sp_source_open(&source, c, count_chunk, &pass, err, errlen)
+                                  : -2;
+    if (opened == -2)
         goto oom;
-
-    struct pass pass = {.c = c, .p = p, .counts = counts, .row_of = row_of,
-                        .err = err, .errlen = errlen};
-    if (for_each_chunk(&pass, count_chunk) != 0)
+    if (opened != 0)
         goto fail;
     int has_tasks = pass.has_tasks;
-    size_t n = pass.n;
-    if (make_rows(p, c, counts, row_of) != 0)
-        goto oom;
+    if (!(p = sp_capture_skeleton(c, counts, row_of, err, errlen)))
+        goto fail;
+    pass.p = p;
 
-    p->num_events = n;
-    size_t cells = n ? n : 1;
+    size_t cells = p->num_events ? p->num_events : 1;
     p->start = malloc(cells * sizeof *p->start);
     p->end = malloc(cells * sizeof *p->end);
     if (!p->start || !p->end)
@@ -412,20 +392,20 @@ sp_profile *sp_capture_to_profile(const sp_capture *c, char *warning, size_t war
     if (!fill)
         goto oom;
     pass.fill = fill;
-    if (for_each_chunk(&pass, scatter_chunk) != 0)
-        goto fail;
+    /* Spilled events were recorded before the ones in memory; a file is
+     * read one frame at a time, so the events are never all in memory twice. */
+    for (size_t k = 0; k < source.num_segments; k++) {
+        sp_capture_chunk chunk;
+        if (sp_source_chunk(&source, k, &chunk, err, errlen) != 0 ||
+            scatter_chunk(&pass, &chunk) != 0)
+            goto fail;
+    }
     /* Summary statistics are left to the writer, which computes them from
      * the events of every profile it writes (h5_layout.c). */
 
-    if (add_call_tree(p, c, row_of, has_tasks, warning, warnlen) != 0 ||
-        add_region_functions(p, c, row_of) != 0)
+    if (add_call_tree(p, c, row_of, has_tasks, warning, warnlen) != 0)
         goto oom;
-    if (copy_threads(p, c) != 0 || copy_tasks(p, c) != 0 || copy_meta(p, c) != 0)
-        goto oom;
-
-    if (add_dropped_meta(p, c) != 0)
-        goto oom;
-    p->num_ranks = (uint32_t)c->rank + 1;
+    sp_source_close(&source);
     free(counts);
     free(row_of);
     free(fill);
@@ -433,6 +413,8 @@ sp_profile *sp_capture_to_profile(const sp_capture *c, char *warning, size_t war
 oom:
     snprintf(err, errlen, "out of memory while building the profile");
 fail:
+    if (opened != -2)
+        sp_source_close(&source);
     free(counts);
     free(row_of);
     free(fill);

@@ -117,6 +117,14 @@ uint64_t sp_h5_row_events(const sp_profile *profile);
 /* Adds one profile's shape to the layout. */
 void sp_h5_layout_add(sp_h5_layout *layout, const sp_profile *profile);
 
+/* Event columns, in the order a file lists them. */
+enum { SP_EV_START, SP_EV_DUR, SP_EV_GPU, SP_EV_CALL, SP_EV_PARENT, SP_EV_THREAD,
+       SP_EV_TASK, SP_EV_AWAIT, SP_EV_N };
+/* Chunk of compressed event columns, in elements (128 KiB of int64): small
+ * enough that the default 1 MiB chunk cache holds several while a merge
+ * appends input after input. */
+#define SP_H5_EVENT_CHUNK 16384
+
 typedef struct sp_h5_sink sp_h5_sink;
 /* Create every group and dataset of `layout` with final sizes in `file`
  * and the root attributes. */
@@ -125,6 +133,16 @@ sp_h5_sink *sp_h5_sink_create(hid_t file, const sp_h5_layout *layout, char *err,
  * written; name_map[i] = output region id of profile->names[i] (NULL: identity). */
 int sp_h5_sink_put(sp_h5_sink *sink, const sp_profile *profile, const uint32_t *name_map,
                    char *err, size_t errlen);
+/* A writer streaming its events: the rows and lane tables of `profile`
+ * (its event columns may be NULL; rows still point into num_events) with
+ * the given per-row summary statistics, then the events window by window
+ * (int64 values of column SP_EV_*, count of them at offset). */
+int sp_h5_sink_put_rows(sp_h5_sink *sink, const sp_profile *profile,
+                        const sp_summary_stats *stats, char *err, size_t errlen);
+int sp_h5_sink_put_events(sp_h5_sink *sink, int column, uint64_t offset, uint64_t count,
+                          const int64_t *values, char *err, size_t errlen);
+/* 1 if the layout has event column SP_EV_* `column`. */
+int sp_h5_sink_has_events(const sp_h5_sink *sink, int column);
 /* Write the region names (known only once every input was seen), /metadata
  * (mpi_size replaced when given); closes every dataset and frees the sink. */
 int sp_h5_sink_finish(sp_h5_sink *sink, const char *const *names, size_t num_names,
@@ -147,9 +165,17 @@ typedef struct sp_h5_publish {
     int fd;          /* the temp file, open while in_memory */
     int in_memory;
     hid_t file;
+    int reserve_fd;  /* sp_h5_publish_reserve: the temp file, -1 otherwise */
+    uint64_t reserved;
 } sp_h5_publish;
 int sp_h5_publish_begin(sp_h5_publish *pub, const char *path, int in_memory,
                         char *err, size_t errlen);
+/* Streaming to disk (in_memory 0) inside the profiled application: reserve
+ * `bytes` of disk for the temp file before HDF5 writes to it, so that a
+ * full disk or quota (or a file size limit) is found here, with a
+ * one-line message, and not by HDF5 half-way (see above).  The blocks not
+ * used are given back at commit.  0, or -1 with err set. */
+int sp_h5_publish_reserve(sp_h5_publish *pub, uint64_t bytes, char *err, size_t errlen);
 int sp_h5_publish_commit(sp_h5_publish *pub, char *err, size_t errlen);
 void sp_h5_publish_abort(sp_h5_publish *pub);
 

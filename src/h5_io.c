@@ -6,10 +6,6 @@
 
 #include "h5_internal.h"
 
-/* Chunk of compressed event columns, in elements (128 KiB of int64): small
- * enough that the default 1 MiB chunk cache holds several while a merge
- * appends input after input. */
-#define SP_EVENT_CHUNK 16384
 #define SP_GZIP_LEVEL 4
 
 void sp_h5_silence(void)
@@ -188,7 +184,7 @@ hid_t sp_h5_create_column(hid_t loc, const char *name, hid_t file_type, hsize_t 
     if (space < 0 || dcpl < 0)
         goto out;
     if (compress && n > 0) {
-        hsize_t chunk[1] = {n < SP_EVENT_CHUNK ? n : SP_EVENT_CHUNK};
+        hsize_t chunk[1] = {n < SP_H5_EVENT_CHUNK ? n : SP_H5_EVENT_CHUNK};
         if (H5Pset_chunk(dcpl, 1, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 ||
             H5Pset_deflate(dcpl, SP_GZIP_LEVEL) < 0)
             goto out;

@@ -30,8 +30,7 @@ static const struct column agg_cols[AG_N] = {
     {"aggregate_maximums", K_I64}, {"aggregate_exclusives", K_I64},
 };
 
-enum { EV_START, EV_DUR, EV_GPU, EV_CALL, EV_PARENT, EV_THREAD, EV_TASK, EV_AWAIT, EV_N };
-static const char *const event_names[EV_N] = {
+static const char *const event_names[SP_EV_N] = {
     "start_deltas", "durations", "gpu_durations", "call_ids", "parent_ids",
     "thread_ids", "task_ids", "await_ns",
 };
@@ -55,7 +54,7 @@ static const struct column task_cols[TK_N] = {
 struct sp_h5_sink {
     hid_t file;
     sp_h5_layout layout;
-    hid_t index[IX_N], agg[AG_N], events[EV_N], threads[TH_N], tasks[TK_N];
+    hid_t index[IX_N], agg[AG_N], events[SP_EV_N], threads[TH_N], tasks[TK_N];
     hid_t str_type, stats_file, stats_mem;
     hsize_t rows_done, events_done, threads_done, tasks_done;
 };
@@ -166,14 +165,14 @@ static int write_names(hid_t file, hid_t str_type, const char *const *names, hsi
 static int create_events(sp_h5_sink *sink)
 {
     const sp_h5_layout *l = &sink->layout;
-    int present[EV_N] = {1, 1, l->has_gpu, l->has_call_ids, l->has_parent_ids,
+    int present[SP_EV_N] = {1, 1, l->has_gpu, l->has_call_ids, l->has_parent_ids,
                          l->has_thread_ids, l->has_task_ids, l->has_await};
     int compress = l->num_events >= SP_COMPRESS_MIN_EVENTS;
     hid_t g = sp_h5_create_group(sink->file, "events");
     if (g < 0)
         return -1;
     int rc = 0;
-    for (size_t i = 0; i < EV_N && rc == 0; i++) {
+    for (size_t i = 0; i < SP_EV_N && rc == 0; i++) {
         if (!present[i])
             continue;
         sink->events[i] = sp_h5_create_column(g, event_names[i], H5T_STD_I64LE,
@@ -197,7 +196,7 @@ sp_h5_sink *sp_h5_sink_create(hid_t file, const sp_h5_layout *layout, char *err,
     sink->layout = *layout;
     set_all(sink->index, IX_N);
     set_all(sink->agg, AG_N);
-    set_all(sink->events, EV_N);
+    set_all(sink->events, SP_EV_N);
     set_all(sink->threads, TH_N);
     set_all(sink->tasks, TK_N);
     sink->str_type = sp_h5_string_type();
@@ -292,7 +291,8 @@ static int put_aggregate_rows(sp_h5_sink *sink, const sp_profile *profile,
 }
 
 static int put_index_rows(sp_h5_sink *sink, const sp_profile *profile,
-                          const uint32_t *name_map, struct scratch *s)
+                          const uint32_t *name_map, const sp_summary_stats *given,
+                          struct scratch *s)
 {
     size_t n = profile->num_rows;
     sp_summary_stats *stats = malloc((n ? n : 1) * sizeof *stats);
@@ -311,8 +311,11 @@ static int put_index_rows(sp_h5_sink *sink, const sp_profile *profile,
             case IX_LINE: s->num.i64[i] = r->source_line; break;
             case IX_EXCL: s->num.i64[i] = r->exclusive_total; break;
             case IX_STATS:
-                /* Recomputed from the events so the file always agrees with them. */
-                if (r->count == 0)
+                /* Recomputed from the events so the file always agrees with
+                 * them (a streaming writer computed them the same way). */
+                if (given)
+                    stats[i] = given[i];
+                else if (r->count == 0)
                     memset(&stats[i], 0, sizeof stats[i]);
                 else
                     sp_summary_compute(profile->start + r->offset, profile->end + r->offset,
@@ -337,8 +340,8 @@ static int put_index_rows(sp_h5_sink *sink, const sp_profile *profile,
 /* Event column c of the profile's rows, packed row after row. */
 static void fill_event_column(const sp_profile *profile, int c, int64_t *out)
 {
-    static const int64_t missing[EV_N] = {0, 0, -1, -1, -1, -1, -1, 0};
-    const int64_t *src[EV_N] = {NULL, NULL, profile->gpu, profile->call_ids,
+    static const int64_t missing[SP_EV_N] = {0, 0, -1, -1, -1, -1, -1, 0};
+    const int64_t *src[SP_EV_N] = {NULL, NULL, profile->gpu, profile->call_ids,
                                 profile->parent_ids, profile->thread_ids,
                                 profile->task_ids, profile->await_ns};
     size_t k = 0;
@@ -348,11 +351,11 @@ static void fill_event_column(const sp_profile *profile, int c, int64_t *out)
             continue;
         const int64_t *start = profile->start + r->offset, *end = profile->end + r->offset;
         for (uint64_t j = 0; j < r->count; j++, k++) {
-            if (c == EV_START)
+            if (c == SP_EV_START)
                 /* Unsigned arithmetic: wraps instead of overflowing, and the
                  * reader's cumulative sum wraps back exactly. */
                 out[k] = (int64_t)((uint64_t)start[j] - (j ? (uint64_t)start[j - 1] : 0));
-            else if (c == EV_DUR)
+            else if (c == SP_EV_DUR)
                 out[k] = (int64_t)((uint64_t)end[j] - (uint64_t)start[j]);
             else
                 out[k] = src[c] ? src[c][r->offset + j] : missing[c];
@@ -366,7 +369,7 @@ static int put_events(sp_h5_sink *sink, const sp_profile *profile, uint64_t coun
     if (!buf)
         return -1;
     int rc = 0;
-    for (int c = 0; c < EV_N && rc == 0; c++) {
+    for (int c = 0; c < SP_EV_N && rc == 0; c++) {
         if (sink->events[c] < 0)
             continue;
         fill_event_column(profile, c, buf);
@@ -455,8 +458,10 @@ static const char *part_problem(const sp_h5_sink *sink, const sp_profile *profil
     return NULL;
 }
 
-int sp_h5_sink_put(sp_h5_sink *sink, const sp_profile *profile, const uint32_t *name_map,
-                   char *err, size_t errlen)
+/* Rows and lane tables of `profile`, with its events unless stats are
+ * given (then the events come through sp_h5_sink_put_events). */
+static int put_part(sp_h5_sink *sink, const sp_profile *profile, const uint32_t *name_map,
+                    const sp_summary_stats *stats, char *err, size_t errlen)
 {
     uint64_t events = profile->aggregate ? 0 : sp_h5_row_events(profile);
     const char *problem = part_problem(sink, profile, events);
@@ -468,9 +473,9 @@ int sp_h5_sink_put(sp_h5_sink *sink, const sp_profile *profile, const uint32_t *
     int rc = scratch_init(&s, profile->num_rows);
     if (rc == 0)
         rc = profile->aggregate ? put_aggregate_rows(sink, profile, name_map, &s)
-                                : put_index_rows(sink, profile, name_map, &s);
+                                : put_index_rows(sink, profile, name_map, stats, &s);
     scratch_free(&s);
-    if (rc == 0 && !profile->aggregate)
+    if (rc == 0 && !profile->aggregate && !stats)
         rc = put_events(sink, profile, events);
     if (rc == 0 && profile->has_thread_table)
         rc = put_threads(sink, profile);
@@ -484,6 +489,39 @@ int sp_h5_sink_put(sp_h5_sink *sink, const sp_profile *profile, const uint32_t *
     sink->rows_done += profile->num_rows;
     sink->events_done += events;
     return 0;
+}
+
+int sp_h5_sink_put(sp_h5_sink *sink, const sp_profile *profile, const uint32_t *name_map,
+                   char *err, size_t errlen)
+{
+    return put_part(sink, profile, name_map, NULL, err, errlen);
+}
+
+int sp_h5_sink_put_rows(sp_h5_sink *sink, const sp_profile *profile,
+                        const sp_summary_stats *stats, char *err, size_t errlen)
+{
+    return put_part(sink, profile, NULL, stats, err, errlen);
+}
+
+int sp_h5_sink_put_events(sp_h5_sink *sink, int column, uint64_t offset, uint64_t count,
+                          const int64_t *values, char *err, size_t errlen)
+{
+    if (column < 0 || column >= SP_EV_N || sink->events[column] < 0 ||
+        offset > sink->layout.num_events || count > sink->layout.num_events - offset) {
+        sp_h5_errf(err, errlen, "internal error: events outside the layout");
+        return -1;
+    }
+    if (sp_h5_put(sink->events[column], H5T_NATIVE_INT64, offset, count, values) < 0) {
+        char detail[256];
+        sp_h5_errf(err, errlen, "writing failed: %s", sp_h5_error_detail(detail, sizeof detail));
+        return -1;
+    }
+    return 0;
+}
+
+int sp_h5_sink_has_events(const sp_h5_sink *sink, int column)
+{
+    return column >= 0 && column < SP_EV_N && sink->events[column] >= 0;
 }
 
 static int put_meta(hid_t group, const sp_meta *m)
@@ -501,7 +539,7 @@ static int put_meta(hid_t group, const sp_meta *m)
 static int close_datasets(sp_h5_sink *sink)
 {
     hid_t *groups[] = {sink->index, sink->agg, sink->events, sink->threads, sink->tasks};
-    size_t sizes[] = {IX_N, AG_N, EV_N, TH_N, TK_N};
+    size_t sizes[] = {IX_N, AG_N, SP_EV_N, TH_N, TK_N};
     int rc = 0;
     for (size_t g = 0; g < 5; g++)
         for (size_t i = 0; i < sizes[g]; i++) {
@@ -553,7 +591,7 @@ void sp_h5_sink_abort(sp_h5_sink *sink)
         return;
     close_all(sink->index, IX_N);
     close_all(sink->agg, AG_N);
-    close_all(sink->events, EV_N);
+    close_all(sink->events, SP_EV_N);
     close_all(sink->threads, TH_N);
     close_all(sink->tasks, TK_N);
     if (sink->str_type >= 0)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,6 +54,7 @@ int sp_h5_publish_begin(sp_h5_publish *pub, const char *path, int in_memory,
     memset(pub, 0, sizeof *pub);
     pub->file = -1;
     pub->fd = -1;
+    pub->reserve_fd = -1;
     pub->in_memory = in_memory;
     sp_h5_silence();
     char *dir = directory_of(path);
@@ -168,6 +170,63 @@ static int store_image(sp_h5_publish *pub, char *err, size_t errlen)
     return rc;
 }
 
+int sp_h5_publish_reserve(sp_h5_publish *pub, uint64_t bytes, char *err, size_t errlen)
+{
+    const char *path = pub->final_path;
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+        bytes > (uint64_t)limit.rlim_cur) {
+        sp_h5_errf(err, errlen, "%s: writing the file failed: %s (it may need up to %llu "
+                   "bytes, more than the file size limit, ulimit -f)", path, strerror(EFBIG),
+                   (unsigned long long)bytes);
+        return -1;
+    }
+    int fd = open(pub->temp_path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        sp_h5_errf(err, errlen, "%s: cannot open the temporary file: %s "
+                   "(check the directory's permissions)", path, strerror(errno));
+        return -1;
+    }
+    /* Blocks beyond the end of the file, which stays as HDF5 writes it: an
+     * HDF5 write that fails half-way is what must never happen here. */
+    int rc;
+    do
+        rc = fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)bytes);
+    while (rc < 0 && errno == EINTR);
+    if (rc < 0 && (errno == ENOSPC || errno == EDQUOT || errno == EFBIG)) {
+        sp_h5_errf(err, errlen, "%s: writing the file failed: %s (it may need up to %llu "
+                   "bytes; free disk space or write somewhere else)", path, strerror(errno),
+                   (unsigned long long)bytes);
+        close(fd);
+        return -1;
+    }
+    /* A file system without fallocate: write without the reservation. */
+    pub->reserve_fd = fd;
+    pub->reserved = rc == 0 ? bytes : 0;
+    return 0;
+}
+
+/* Give back what the reservation holds beyond the finished file. */
+static void release_reservation(sp_h5_publish *pub)
+{
+    if (pub->reserve_fd < 0)
+        return;
+    struct stat st;
+    if (pub->reserved && fstat(pub->reserve_fd, &st) == 0 &&
+        (uint64_t)st.st_size < pub->reserved) {
+        int rc = fallocate(pub->reserve_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                           st.st_size, (off_t)(pub->reserved - (uint64_t)st.st_size));
+        if (rc < 0) {
+            /* cutting at the end frees blocks past it on the usual file systems */
+            rc = ftruncate(pub->reserve_fd, st.st_size);
+            (void)rc;
+        }
+    }
+    close(pub->reserve_fd);
+    pub->reserve_fd = -1;
+    pub->reserved = 0;
+}
+
 static int fsync_path(const char *path, int directory)
 {
     int fd = open(path, (directory ? O_RDONLY | O_DIRECTORY : O_RDWR) | O_CLOEXEC);
@@ -196,6 +255,7 @@ int sp_h5_publish_commit(sp_h5_publish *pub, char *err, size_t errlen)
                        path, sp_h5_error_detail(detail, sizeof detail));
             goto fail;
         }
+        release_reservation(pub);
         if (fsync_path(pub->temp_path, 0) < 0) {
             sp_h5_errf(err, errlen, "%s: flushing the file to disk failed: %s "
                        "(free disk space or write somewhere else)", path, strerror(errno));
@@ -237,6 +297,9 @@ void sp_h5_publish_abort(sp_h5_publish *pub)
     if (pub->fd >= 0)
         close(pub->fd);
     pub->fd = -1;
+    if (pub->reserve_fd >= 0)
+        close(pub->reserve_fd);
+    pub->reserve_fd = -1;
     if (pub->temp_path)
         unlink(pub->temp_path);
     free(pub->temp_path);

@@ -206,19 +206,27 @@ static int64_t wrap_add(int64_t a, int64_t b)
     return (int64_t)((uint64_t)a + (uint64_t)b);
 }
 
-void sp_summary_compute(const int64_t *start, const int64_t *end,
-                        const int64_t *gpu, size_t count, sp_summary_stats *out)
+void sp_summary_begin(sp_summary_acc *acc, int64_t total, uint64_t count)
 {
-    memset(out, 0, sizeof *out);
-    if (count == 0)
-        return;
-    int64_t first = wrap_sub(end[0], start[0]);
-    out->first = first;
-    out->minimum = first;
-    out->maximum = first;
-    out->start_minimum = start[0];
-    out->end_maximum = end[0];
-    for (size_t i = 0; i < count; i++) {
+    memset(acc, 0, sizeof *acc);
+    acc->count = count;
+    if (count)
+        acc->mean = (double)total / (double)count;
+}
+
+void sp_summary_add(sp_summary_acc *acc, const int64_t *start, const int64_t *end,
+                    const int64_t *gpu, size_t n)
+{
+    sp_summary_stats *out = &acc->stats;
+    if (n && acc->seen == 0) {
+        int64_t first = wrap_sub(end[0], start[0]);
+        out->first = first;
+        out->minimum = first;
+        out->maximum = first;
+        out->start_minimum = start[0];
+        out->end_maximum = end[0];
+    }
+    for (size_t i = 0; i < n; i++) {
         int64_t d = wrap_sub(end[i], start[i]);
         out->total = wrap_add(out->total, d);
         if (d < out->minimum)
@@ -233,19 +241,37 @@ void sp_summary_compute(const int64_t *start, const int64_t *end,
             out->gpu_count++;
             out->gpu_total = wrap_add(out->gpu_total, gpu[i]);
         }
+        double dev = (double)d - acc->mean;
+        acc->m2 += dev * dev;
     }
-    out->last = wrap_sub(end[count - 1], start[count - 1]);
+    if (n) {
+        out->last = wrap_sub(end[n - 1], start[n - 1]);
+        acc->seen += n;
+    }
+}
+
+void sp_summary_end(sp_summary_acc *acc, sp_summary_stats *out)
+{
+    *out = acc->stats;
+    if (acc->seen) {
+        out->mean = acc->mean;
+        out->m2 = acc->m2;
+    }
+}
+
+void sp_summary_compute(const int64_t *start, const int64_t *end,
+                        const int64_t *gpu, size_t count, sp_summary_stats *out)
+{
     /* Two passes like numpy's mean()/var(): the mean first, then squared
      * deviations from it, which stays accurate for long runs of similar
      * durations where a one-pass sum of squares would cancel. */
-    double mean = (double)out->total / (double)count;
-    double m2 = 0.0;
-    for (size_t i = 0; i < count; i++) {
-        double dev = (double)wrap_sub(end[i], start[i]) - mean;
-        m2 += dev * dev;
-    }
-    out->mean = mean;
-    out->m2 = m2;
+    int64_t total = 0;
+    for (size_t i = 0; i < count; i++)
+        total = wrap_add(total, wrap_sub(end[i], start[i]));
+    sp_summary_acc acc;
+    sp_summary_begin(&acc, total, count);
+    sp_summary_add(&acc, start, end, gpu, count);
+    sp_summary_end(&acc, out);
 }
 
 int64_t sp_profile_origin_ns(const sp_profile *profile)

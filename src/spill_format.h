@@ -118,6 +118,13 @@ int sp_spill_next(sp_spill_reader *reader, sp_spill_frame *frame, const void **p
 /* Once sp_spill_next returned 0: bytes after the last good frame (0 when
  * the file ended cleanly). */
 uint64_t sp_spill_torn_bytes(const sp_spill_reader *reader);
+/* End of the last good frame returned by sp_spill_next (so the payload of
+ * that frame starts at sp_spill_offset - frame.length). */
+uint64_t sp_spill_offset(const sp_spill_reader *reader);
+/* Read len bytes at a file offset (a payload found before), without moving
+ * the frame cursor.  0, or -1 with a one-line reason in err. */
+int sp_spill_read_at(sp_spill_reader *reader, uint64_t offset, void *buf, size_t len,
+                     char *err, size_t errlen);
 /* Start again at the first frame. */
 int sp_spill_rewind(sp_spill_reader *reader);
 void sp_spill_close(sp_spill_reader *reader);

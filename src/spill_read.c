@@ -2,6 +2,7 @@
  * Damage is expected, not exceptional: a run killed while spilling leaves a
  * torn last frame, which ends the good part of the file. */
 #include <errno.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,6 +167,31 @@ end:
 uint64_t sp_spill_torn_bytes(const sp_spill_reader *r)
 {
     return r->size > r->offset ? r->size - r->offset : 0;
+}
+
+uint64_t sp_spill_offset(const sp_spill_reader *r)
+{
+    return r->offset;
+}
+
+int sp_spill_read_at(sp_spill_reader *r, uint64_t offset, void *buf, size_t len,
+                     char *err, size_t errlen)
+{
+    unsigned char *to = buf;
+    while (len > 0) {
+        ssize_t got = pread(fileno(r->f), to, len, (off_t)offset);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            snprintf(err, errlen, "%s: read error (%s)", r->path,
+                     got < 0 ? strerror(errno) : "the file got shorter while being read");
+            return -1;
+        }
+        to += got;
+        offset += (uint64_t)got;
+        len -= (size_t)got;
+    }
+    return 0;
 }
 
 int sp_spill_rewind(sp_spill_reader *r)

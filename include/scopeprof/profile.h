@@ -136,6 +136,20 @@ int sp_profile_set_meta_strings(sp_profile *profile, const char *key,
 void sp_summary_compute(const int64_t *start, const int64_t *end,
                         const int64_t *gpu, size_t count, sp_summary_stats *out);
 
+/* The same statistics for a row whose events arrive in pieces, in row
+ * order: begin with the row's total duration (wrapping sum) and count,
+ * add every piece, end.  The result is bit-identical to
+ * sp_summary_compute over the whole row (same operations, same order). */
+typedef struct sp_summary_acc {
+    sp_summary_stats stats;
+    uint64_t count, seen;
+    double mean, m2;
+} sp_summary_acc;
+void sp_summary_begin(sp_summary_acc *acc, int64_t total, uint64_t count);
+void sp_summary_add(sp_summary_acc *acc, const int64_t *start, const int64_t *end,
+                    const int64_t *gpu, size_t n);
+void sp_summary_end(sp_summary_acc *acc, sp_summary_stats *out);
+
 /* Time origin of the run: metadata start_time_ns if present, else the
  * earliest event start, else 0. */
 int64_t sp_profile_origin_ns(const sp_profile *profile);

@@ -307,20 +307,32 @@ static int recover_one(const char *path, const char *out)
         .meta = meta,
     };
     char err[1024] = "", warning[2048] = "";
-    sp_profile *profile = sp_capture_to_profile(&cap, warning, sizeof warning, err, sizeof err);
-    if (!profile) {
-        status = cli_file_error(CMD, path, "%s", err);
-        goto done;
+    /* Streamed in bounded memory, as the shim writes a capped run; the
+     * in-memory conversion only when the calls are not in end order. */
+    uint64_t calls = 0;
+    int rc = sp_capture_write_stream(&cap, 0, &calls, warning, sizeof warning, err, sizeof err);
+    sp_profile *profile = NULL;
+    if (rc == 1) {
+        profile = sp_capture_to_profile(&cap, warning, sizeof warning, err, sizeof err);
+        if (!profile) {
+            status = cli_file_error(CMD, path, "%s", err);
+            goto done;
+        }
     }
     if (warning[0])
         cli_warning(CMD, "%s: %s", path, warning);
-    if (sp_h5_write(out_path, profile, err, sizeof err) != 0) {
-        status = cli_file_error(CMD, out_path, "%s", err);
-    } else {
-        printf("recovered %llu calls of rank %d from %s into %s\n",
-               (unsigned long long)profile->num_events, r.rank, path, out_path);
+    if (profile) {
+        rc = sp_h5_write(out_path, profile, err, sizeof err);
+        calls = profile->num_events;
+        sp_profile_free(profile);
     }
-    sp_profile_free(profile);
+    if (rc != 0)
+        /* write failures name the output, read failures the spill file */
+        status = cli_file_error(CMD, strncmp(err, out_path, strlen(out_path)) ? path : out_path,
+                                "%s", err);
+    else
+        printf("recovered %llu calls of rank %d from %s into %s\n",
+               (unsigned long long)calls, r.rank, path, out_path);
 done:
     recovered_free(&r);
     return status;

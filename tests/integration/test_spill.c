@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -136,6 +137,88 @@ Test(spill, cap_spills_and_the_file_keeps_every_call)
         }
     }
     sp_profile_free(p);
+    harness_run_free(&run);
+}
+
+/* The final write streams the spilled calls (src/capture_stream.c): the
+ * whole process, final write included, stays near the cap plus the
+ * writer's window (max(cap, 32 MiB)), where converting everything in
+ * memory took about 100 bytes per call (820 MB here). */
+Test(spill, final_write_of_8_million_calls_stays_bounded, .timeout = 300)
+{
+    const unsigned long batches = 8000; /* 8 200 000 calls, 197 MB of events */
+    struct harness_run run;
+    const char *argv[] = {harness_program("spill_calls"), "count", "8000", NULL};
+    const char *env[] = {"SCOPE_PROFILER_MAX_MEMORY=8M", NULL};
+    struct rusage before;
+    cr_assert_eq(getrusage(RUSAGE_CHILDREN, &before), 0);
+    cr_assert_eq(harness_run(&run, argv, env, 1), 0);
+    struct rusage after;
+    cr_assert_eq(getrusage(RUSAGE_CHILDREN, &after), 0);
+    cr_assert_eq(run.exit_code, 0, "stderr: %s", run.err);
+    cr_assert_str_eq(run.err, "", "the shim printed: %s", run.err);
+    cr_assert_eq(spill_file(&run), NULL, "the spill file was not removed");
+#ifndef SANITIZED
+    /* the largest child so far, in kB: the program, final write included
+     * (no earlier child of this test was larger than the bound either) */
+    long peak_kb = after.ru_maxrss;
+    long bound_kb = (8 + 32 + 48) * 1024;
+    cr_assert_lt(peak_kb, bound_kb, "peak resident size %ld kB, bound %ld kB (8 MiB cap, "
+                 "32 MiB window, 48 MiB for the program, HDF5 and buffers)", peak_kb, bound_kb);
+#endif
+    (void)before;
+
+    sp_profile *p = harness_load(&run, "spill_rank00000.h5");
+    cr_assert_eq(p->num_events, batches * 1025);
+    cr_assert_eq(harness_calls(p, "batch"), batches);
+    for (int k = 0; k < 7; k++) {
+        char name[8];
+        snprintf(name, sizeof name, "r%d", k);
+        cr_assert_eq(harness_calls(p, name), expected_calls(k, batches), "%s", name);
+    }
+    /* every short call is the child of the batch around it */
+    cr_assert_not_null(p->call_ids);
+    cr_assert_not_null(p->parent_ids);
+    const sp_row *batch = harness_row(p, 0, "batch");
+    int64_t *batch_of_id = malloc(p->num_events * sizeof *batch_of_id);
+    cr_assert_not_null(batch_of_id);
+    for (uint64_t i = 0; i < p->num_events; i++)
+        batch_of_id[i] = -1;
+    for (uint64_t i = 0; i < batch->count; i++) {
+        uint64_t e = batch->offset + i;
+        cr_assert_eq(p->parent_ids[e], -1, "a batch call has a parent");
+        cr_assert(p->call_ids[e] >= 0 && (uint64_t)p->call_ids[e] < p->num_events);
+        batch_of_id[p->call_ids[e]] = (int64_t)e;
+    }
+    for (size_t r = 0; r < p->num_rows; r++) {
+        const sp_row *row = &p->rows[r];
+        if (row == batch)
+            continue;
+        for (uint64_t i = 0; i < row->count; i++) {
+            uint64_t e = row->offset + i;
+            int64_t parent = p->parent_ids[e];
+            cr_assert(parent >= 0 && (uint64_t)parent < p->num_events && batch_of_id[parent] >= 0,
+                      "call %llu of %s: parent id %lld is not a batch call",
+                      (unsigned long long)i, p->names[row->region], (long long)parent);
+            int64_t b = batch_of_id[parent];
+            cr_assert(p->start[b] <= p->start[e] && p->end[e] <= p->end[b]);
+        }
+    }
+    free(batch_of_id);
+    sp_profile_free(p);
+
+    /* check (summary statistics against the events, ids) and report (the
+     * stored parents against the timestamps) accept the file */
+    char path[1024];
+    snprintf(path, sizeof path, "%s", harness_path(&run, "spill_rank00000.h5"));
+    const char *commands[][4] = {{SCOPEPROF_EXE, "check", path, NULL},
+                                 {SCOPEPROF_EXE, "report", path, NULL}};
+    for (int c = 0; c < 2; c++) {
+        struct harness_run cmd;
+        cr_assert_eq(harness_run(&cmd, commands[c], NULL, 0), 0);
+        cr_assert_eq(cmd.exit_code, 0, "scopeprof %s: %s", commands[c][1], cmd.err);
+        harness_run_free(&cmd);
+    }
     harness_run_free(&run);
 }
 
