@@ -119,9 +119,8 @@ void sp_timer_init(void)
     pthread_once(&once, choose);
 }
 
-void sp_timer_point_due(int64_t now)
+void sp_timer_point_due(void)
 {
-    (void)now;
     /* One thread samples; the others go on recording. */
     if (pthread_mutex_trylock(&lock) != 0)
         return;

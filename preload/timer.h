@@ -39,12 +39,13 @@ static inline int64_t sp_ticks(void)
  * processes that never register one (shells, launchers inheriting
  * LD_PRELOAD) pay nothing. */
 void sp_timer_init(void);
-/* Hot path found now >= sp_timer_next_point: sample a calibration point. */
-void sp_timer_point_due(int64_t now);
+/* The hot path found its latest tick past sp_timer_next_point: sample a
+ * calibration point (one thread does; the others go on). */
+void sp_timer_point_due(void);
 static inline void sp_timer_check(int64_t now)
 {
     if (SP_UNLIKELY(now >= __atomic_load_n(&sp_timer_next_point, __ATOMIC_RELAXED)))
-        sp_timer_point_due(now);
+        sp_timer_point_due();
 }
 /* Convert events[0, n) from ticks to ns in place. */
 void sp_timer_convert(sp_event *events, size_t n);
