@@ -8,7 +8,9 @@
  *
  * Open MPI's `mpi_f08` module skips those names and calls its internal
  * ompi_init_f / ompi_init_thread_f / ompi_finalize_f (same arguments), so
- * those are wrapped too. */
+ * those are wrapped too.  MPICH's `mpi_f08` calls mpi_init_f08_,
+ * mpi_init_thread_f08_ and mpi_finalize_f08_, whose ierror is OPTIONAL:
+ * NULL when the program leaves it out. */
 #include "mpi_lifecycle.h"
 #include "shim.h"
 
@@ -75,6 +77,43 @@ static void fortran_finalize(const char *name, const void *self, const void *cal
     {                                                                          \
         fortran_finalize(#sym, (const void *)sym, __builtin_return_address(0), ierr); \
     }
+
+/* mpi_f08 entry points: the status goes through a local, and to the
+ * caller's ierror only if it passed one. */
+#define SP_FORTRAN_F08_INIT(sym)                                               \
+    SP_EXPORT void sym(int *ierror);                                           \
+    SP_EXPORT void sym(int *ierror)                                            \
+    {                                                                          \
+        int status = 0;                                                        \
+        fortran_init(#sym, (const void *)sym, __builtin_return_address(0), &status); \
+        if (ierror)                                                            \
+            *ierror = status;                                                  \
+    }
+
+#define SP_FORTRAN_F08_INIT_THREAD(sym)                                        \
+    SP_EXPORT void sym(int *required, int *provided, int *ierror);             \
+    SP_EXPORT void sym(int *required, int *provided, int *ierror)              \
+    {                                                                          \
+        int status = 0;                                                        \
+        fortran_init_thread(#sym, (const void *)sym, __builtin_return_address(0), \
+                            required, provided, &status);                      \
+        if (ierror)                                                            \
+            *ierror = status;                                                  \
+    }
+
+#define SP_FORTRAN_F08_FINALIZE(sym)                                           \
+    SP_EXPORT void sym(int *ierror);                                           \
+    SP_EXPORT void sym(int *ierror)                                            \
+    {                                                                          \
+        int status = 0;                                                        \
+        fortran_finalize(#sym, (const void *)sym, __builtin_return_address(0), &status); \
+        if (ierror)                                                            \
+            *ierror = status;                                                  \
+    }
+
+SP_FORTRAN_F08_INIT(mpi_init_f08_)
+SP_FORTRAN_F08_INIT_THREAD(mpi_init_thread_f08_)
+SP_FORTRAN_F08_FINALIZE(mpi_finalize_f08_)
 
 SP_FORTRAN_INIT(mpi_init_)
 SP_FORTRAN_INIT(mpi_init__)

@@ -71,10 +71,10 @@ Test(fortran, markers_under_shim)
     harness_run_free(&run);
 }
 
-static void check_fortran_mpi(const char *family)
+static void check_fortran_mpi(const char *family, const char *program)
 {
     struct harness_run run;
-    mpi_launch(&run, family, MPI_TEST_RANKS, mpi_program("fortran", "fortran_mpi", family), NULL,
+    mpi_launch(&run, family, MPI_TEST_RANKS, mpi_program("fortran", program, family), NULL,
                NULL);
     cr_assert_eq(run.exit_code, 0, "%s run failed (%d):\n%s", family, run.exit_code, run.err);
     cr_assert_eq(harness_count_files(&run, "*.h5"), MPI_TEST_RANKS, "stderr:\n%s", run.err);
@@ -94,5 +94,9 @@ static void check_fortran_mpi(const char *family)
     harness_run_free(&run);
 }
 
-Test(fortran, mpi_openmpi, .timeout = 60) { check_fortran_mpi("openmpi"); }
-Test(fortran, mpi_mpich, .timeout = 60) { check_fortran_mpi("mpich"); }
+Test(fortran, mpi_openmpi, .timeout = 60) { check_fortran_mpi("openmpi", "fortran_mpi"); }
+Test(fortran, mpi_mpich, .timeout = 60) { check_fortran_mpi("mpich", "fortran_mpi"); }
+/* `use mpi_f08`: Open MPI goes through ompi_init_thread_f, MPICH through
+ * mpi_init_thread_f08_ with a NULL ierror; both call PMPI_ directly. */
+Test(fortran, mpi_f08_openmpi, .timeout = 60) { check_fortran_mpi("openmpi", "fortran_mpi_f08"); }
+Test(fortran, mpi_f08_mpich, .timeout = 60) { check_fortran_mpi("mpich", "fortran_mpi_f08"); }
