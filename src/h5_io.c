@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "h5_internal.h"
 
@@ -307,6 +308,48 @@ static herr_t read_values(hid_t obj, hid_t mtype, int is_attr, void *buf)
                    : H5Dread(obj, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
 }
 
+int sp_h5_bound_attribute_memory;
+
+/* Sanitizers reserve terabytes of address space up front and map more
+ * as they go: no address-space limit under them. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SP_NO_AS_LIMIT 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SP_NO_AS_LIMIT 1
+#endif
+#endif
+
+/* A corrupt global heap can make HDF5 allocate (and clear) gigabytes for
+ * one variable-length string attribute; HDF5 1.10 has no way to ask the
+ * size first for attributes.  With sp_h5_bound_attribute_memory set (the
+ * scopeprof command), such a read runs with the address space limited to
+ * what the process has plus 1 GiB: HDF5's allocation fails and the read
+ * reports an error instead of taking the machine's memory.  Returns 1 when
+ * *saved must be restored. */
+static int bound_address_space(struct rlimit *saved)
+{
+#ifdef SP_NO_AS_LIMIT
+    (void)saved;
+    return 0;
+#else
+    if (!sp_h5_bound_attribute_memory || getrlimit(RLIMIT_AS, saved) != 0)
+        return 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    int ok = f && fscanf(f, "%lu", &pages) == 1;
+    if (f)
+        fclose(f);
+    if (!ok)
+        return 0;
+    rlim_t limit = (rlim_t)pages * 4096 + ((rlim_t)1 << 30);
+    if (saved->rlim_cur != RLIM_INFINITY && saved->rlim_cur <= limit)
+        return 0;
+    struct rlimit bounded = {limit, saved->rlim_max};
+    return setrlimit(RLIMIT_AS, &bounded) == 0;
+#endif
+}
+
 /* A corrupt heap can claim gigabytes of variable-length string data, which
  * HDF5 would try to allocate: ask for the size first (datasets only;
  * attributes are small). */
@@ -346,7 +389,11 @@ static int read_string_values(hid_t obj, hid_t ftype, int is_attr, size_t n, cha
             free(raw);
             goto out;
         }
+        struct rlimit saved;
+        int bounded = is_attr && n > 0 && bound_address_space(&saved);
         herr_t st = n == 0 ? 0 : read_values(obj, mtype, is_attr, raw);
+        if (bounded)
+            setrlimit(RLIMIT_AS, &saved);
         if (st >= 0) {
             rc = 0;
             for (size_t i = 0; i < n; i++)

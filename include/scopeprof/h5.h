@@ -27,6 +27,13 @@ extern const char *volatile sp_h5_current_path;
 extern int64_t sp_h5_current_since_ns;
 extern int64_t sp_h5_current_bytes;
 
+/* Set to 1 by a single-threaded program (the scopeprof command) to read
+ * variable-length string attributes with the address space limited to its
+ * current size + 1 GiB: a corrupt heap then makes HDF5's allocation fail
+ * instead of taking the machine's memory (HDF5 1.10 cannot report their
+ * size beforehand). */
+extern int sp_h5_bound_attribute_memory;
+
 /* Read a whole file.  NULL on error (message in err). */
 sp_profile *sp_h5_read(const char *path, char *err, size_t errlen);
 

@@ -91,8 +91,10 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) {
             /* `run` reads nothing and may exec the program in place. */
-            if (commands[i].run != cmd_run)
+            if (commands[i].run != cmd_run) {
                 sp_cli_start_read_watchdog();
+                sp_h5_bound_attribute_memory = 1;
+            }
             return commands[i].run(argc - 1, argv + 1);
         }
     fprintf(stderr, "scopeprof: unknown command '%s' (try 'scopeprof --help')\n", argv[1]);
