@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "scopeprof/analysis.h"
 #include "scopeprof_config.h"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -76,6 +77,24 @@ int cli_flag(char **argv, int *i, const char *name, const char *shortname)
         return 0;
     *i += 1;
     return 1;
+}
+
+int cli_selection_option(const char *cmd, struct sp_selection *sel, int argc, char **argv,
+                         int *i)
+{
+    char err[512];
+    int got = sp_selection_parse_option(sel, argc, argv, i, err, sizeof err);
+    if (got < 0) {
+        cli_usage_error(cmd, "%s", err);
+        return -1;
+    }
+    if (got > 0)
+        return 1;
+    if (argv[*i][0] == '-' && argv[*i][1] != '\0') {
+        cli_usage_error(cmd, "unknown option '%s'", argv[*i]);
+        return -1;
+    }
+    return 0;
 }
 
 int cli_parse_long(const char *text, long min, long max, long *out)

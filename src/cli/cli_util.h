@@ -28,6 +28,14 @@ int cli_option_value(const char *cmd, int argc, char **argv, int *i, const char 
 /* Is argv[*i] the flag `name` (or `shortname`)?  Advances *i when it is. */
 int cli_flag(char **argv, int *i, const char *name, const char *shortname);
 
+/* The last option test of a command that reads files: argv[*i] is a
+ * selection option (--rank, --region...: 1, *i advanced), a positional
+ * argument (0), or an unknown or malformed option (-1, message printed,
+ * caller returns 2). */
+struct sp_selection;
+int cli_selection_option(const char *cmd, struct sp_selection *sel, int argc, char **argv,
+                         int *i);
+
 /* Whole-string numbers; 0 or -1. */
 int cli_parse_long(const char *text, long min, long max, long *out);
 int cli_parse_double(const char *text, double min, double *out);

@@ -166,7 +166,6 @@ int cmd_export(int argc, char **argv)
         return cli_file_error(CMD, NULL, "out of memory");
     for (int i = 1; i < argc;) {
         const char *value;
-        char err[512];
         int got;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf(export_help, sp_selection_help);
@@ -189,16 +188,10 @@ int cmd_export(int argc, char **argv)
             call_paths = 0;
             continue;
         }
-        got = sp_selection_parse_option(&sel, argc, argv, &i, err, sizeof err);
-        if (got < 0) {
-            rc = cli_usage_error(CMD, "%s", err);
-            goto done;
-        }
-        if (got > 0)
+        if ((got = cli_selection_option(CMD, &sel, argc, argv, &i)) != 0) {
+            if (got < 0)
+                goto done; /* rc is 2 */
             continue;
-        if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            rc = cli_usage_error(CMD, "unknown option '%s'", argv[i]);
-            goto done;
         }
         if (!have_format) {
             size_t k = 0;

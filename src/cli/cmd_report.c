@@ -487,7 +487,6 @@ int cmd_report(int argc, char **argv)
     for (int i = 1; i < argc;) {
         const char *v;
         int r;
-        char err[512];
         if (only_files || argv[i][0] != '-' || !strcmp(argv[i], "-")) {
             files[num_files++] = argv[i++];
             continue;
@@ -531,13 +530,9 @@ int cmd_report(int argc, char **argv)
                                               "calls, mean, max, name", v);
                 goto out;
             }
-        } else if ((r = sp_selection_parse_option(&sel, argc, argv, &i, err, sizeof err))) {
-            if (r < 0) {
-                status = cli_usage_error(CMD, "%s", err);
-                goto out;
-            }
-        } else {
-            status = cli_usage_error(CMD, "unknown option '%s'", argv[i]);
+        } else if (cli_selection_option(CMD, &sel, argc, argv, &i) <= 0) {
+            /* an option (files were taken above): selection or unknown */
+            status = 2;
             goto out;
         }
     }
