@@ -53,27 +53,40 @@ static void counts_to_offsets(radix_plan *plan)
     }
 }
 
+/* Plan and digit offsets for n (>= 2) stored keys, sorted on the bits
+ * `considered`: 1 when they are equal there (nothing to sort), 0 with the
+ * plan ready, -1 if out of memory. */
+static int plan_stored_keys(radix_plan *plan, const uint64_t *key, size_t n,
+                            uint64_t considered)
+{
+    uint64_t first = key[0], diff = 0;
+    for (size_t i = 1; i < n; i++)
+        diff |= key[i] ^ first;
+    diff &= considered;
+    if (!diff)
+        return 1;
+    if (plan_passes(plan, diff, n) != 0)
+        return -1;
+    size_t radix = (size_t)1 << plan->bits;
+    uint64_t mask = radix - 1;
+    for (size_t i = 0; i < n; i++)
+        for (unsigned p = 0; p < plan->num_passes; p++)
+            plan->counts[p * radix + ((key[i] >> plan->shift[p]) & mask)]++;
+    counts_to_offsets(plan);
+    return 0;
+}
+
 int sp_radix_sort_pairs(size_t n, uint64_t **keys, uint64_t **indices,
                         uint64_t **keys_spare, uint64_t **indices_spare)
 {
     if (n < 2)
         return 0;
-    const uint64_t *key = *keys;
-    uint64_t first = key[0], diff = 0;
-    for (size_t i = 1; i < n; i++)
-        diff |= key[i] ^ first;
-    if (!diff)
-        return 0;
-
     radix_plan plan;
-    if (plan_passes(&plan, diff, n) != 0)
-        return -1;
+    int planned = plan_stored_keys(&plan, *keys, n, ~UINT64_C(0));
+    if (planned != 0)
+        return planned < 0 ? -1 : 0;
     size_t radix = (size_t)1 << plan.bits;
     uint64_t mask = radix - 1;
-    for (size_t i = 0; i < n; i++)
-        for (unsigned p = 0; p < plan.num_passes; p++)
-            plan.counts[p * radix + ((key[i] >> plan.shift[p]) & mask)]++;
-    counts_to_offsets(&plan);
 
     uint64_t *src_key = *keys, *src_idx = *indices;
     uint64_t *dst_key = *keys_spare, *dst_idx = *indices_spare;
@@ -139,23 +152,12 @@ int sp_radix_sort_words(size_t n, unsigned low_bit, uint64_t **words, uint64_t *
 {
     if (n < 2 || low_bit >= 64)
         return 0;
-    const uint64_t *word = *words;
-    uint64_t first = word[0], diff = 0;
-    for (size_t i = 1; i < n; i++)
-        diff |= word[i] ^ first;
-    diff &= ~UINT64_C(0) << low_bit;
-    if (!diff)
-        return 0;
-
     radix_plan plan;
-    if (plan_passes(&plan, diff, n) != 0)
-        return -1;
+    int planned = plan_stored_keys(&plan, *words, n, ~UINT64_C(0) << low_bit);
+    if (planned != 0)
+        return planned < 0 ? -1 : 0;
     size_t radix = (size_t)1 << plan.bits;
     uint64_t mask = radix - 1;
-    for (size_t i = 0; i < n; i++)
-        for (unsigned p = 0; p < plan.num_passes; p++)
-            plan.counts[p * radix + ((word[i] >> plan.shift[p]) & mask)]++;
-    counts_to_offsets(&plan);
 
     uint64_t *src = *words, *dst = *spare;
     for (unsigned p = 0; p < plan.num_passes; p++) {
