@@ -1,69 +1,11 @@
-/* entry.c - the shim's life cycle: configuration and the default profiler
- * at load, the file written at process exit (after the program's own atexit
- * handlers, so regions closed after MPI_Finalize are kept). */
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-#include "fork.h"
-#include "recorder.h"
-#include "spill.h"
-
-struct sp_process sp_proc = {.rank_guess = -1, .size = 1};
-
-void sp_markers_init(void);
-
-static void write_at_exit(void)
-{
-    if (sp_proc.finalized)
-        return;
-    sp_proc.finalized = 1;
-    sp_finalize_all("exit");
-    sp_signals_after_exit_write();
-}
-
-/* atexit handlers run last-in first-out, and the dynamic loader registers
- * its own finalizer (which tears down every library, the writer's HDF5
- * included) only after our constructor ran.  So the hook is registered on
- * the first region registration instead, normally from main(): it then runs
- * before the loader's, while everything is still alive. */
-static void register_exit_hook(void)
-{
-    if (atexit(write_at_exit) != 0)
-        sp_log("cannot register the exit hook; call sp_finalize() to write the profile");
-}
-
-void sp_process_arm_exit_hook(void)
-{
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, register_exit_hook);
-}
-
-/* Last resort when the hook could not run first (regions recorded only in
- * constructors): the destructor. */
-__attribute__((destructor)) static void scopeprof_unload(void)
-{
-    write_at_exit();
-}
-
-void sp_process_set_rank(int rank, int size)
-{
-    sp_proc.rank = rank;
-    sp_proc.size = size > 0 ? size : 1;
-    sp_proc.rank_from_mpi = 1;
-    /* The default profiler follows MPI: a prefix fixed by sp_init keeps its
-     * name, but the rank in the file name is the one MPI gives. */
-    struct sp_profiler *p = __atomic_load_n(&sp_default, __ATOMIC_ACQUIRE);
-    if (p && p->rank != rank) {
-        if (p->rank_set)
-            sp_log("sp_init() was given rank %d but MPI says %d; using %d", p->rank, rank, rank);
-        pthread_mutex_lock(&p->lock);
-        p->rank = rank;
-        free(p->path);
-        p->path = NULL;
-        pthread_mutex_unlock(&p->lock);
-    }
-}
+/* entry.c - the shim's composition root: at load, read the configuration,
+ * start the default profiler and register the main thread, then plug each
+ * layer in, bottom to top (docs/architecture.md):
+ *   base/ -> record/ -> lifecycle/ (hooks the recorder calls) -> intercept/
+ * Nothing else in the shim calls up across layers. */
+#include "intercept/fork.h"
+#include "intercept/mpi/mpi_launcher.h"
+#include "lifecycle/lifecycle.h"
 
 __attribute__((constructor)) static void scopeprof_load(void)
 {
@@ -87,9 +29,8 @@ __attribute__((constructor)) static void scopeprof_load(void)
     }
     p->start_ns = sp_proc.start_ns;
     __atomic_store_n(&sp_default, p, __ATOMIC_RELEASE);
+    sp_lifecycle_install();
     /* The main thread is thread 0. */
     sp_thread_register(0);
     sp_fork_install();
-    /* SIGTERM & co. write the profile before the process ends (signals.c). */
-    sp_spill_install();
 }

@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture.h"
+#include "model/capture.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "scope_profiler.h"
 #include "scopeprof/h5.h"
 #include "scopeprof_config.h"
-#include "spill_format.h"
+#include "model/spill_format.h"
 
 static const char recover_help[] =
     "usage: scopeprof recover SPILLFILES... -o FILE.h5\n"

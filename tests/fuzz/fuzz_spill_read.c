@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture.h"
+#include "model/capture.h"
 #include "fuzz_input.h"
-#include "spill_format.h"
+#include "model/spill_format.h"
 
 static void fix_checksums(uint8_t *buf, size_t size)
 {

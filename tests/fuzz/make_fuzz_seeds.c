@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture.h"
+#include "model/capture.h"
 #include "scopeprof/h5.h"
-#include "spill_format.h"
+#include "model/spill_format.h"
 
 static const sp_event nested[] = {
     {.start = 1000, .end = 1100, .region = 1, .task = -1},

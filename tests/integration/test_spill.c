@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "spill_format.h"
+#include "model/spill_format.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)

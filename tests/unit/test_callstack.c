@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "radix_sort.h"
+#include "callstack/radix_sort.h"
 #include "scopeprof/callstack.h"
 
 /* ------------------------------------------------------------------ */

@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "capture.h"
+#include "model/capture.h"
 #include "h5_test_util.h"
 #include "scopeprof/h5.h"
-#include "spill_format.h"
+#include "model/spill_format.h"
 
 enum { MAX_EVENTS = 4096, MAX_CHUNKS = 4096, MAX_THREADS = 4, NUM_REGIONS = 6 };
 

@@ -4,7 +4,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "timebase.h"
+#include "record/timebase.h"
 
 static uint64_t rng_state = 88172645463325252ull;
 static uint64_t rnd(void)

@@ -1,0 +1,93 @@
+/* pthread_wrap.c - pthread_create and pthread_detach, chained to the next
+ * definition (dlsym RTLD_NEXT).  A thread started through pthread_create
+ * gets its row in the creating thread, before it runs (record/threads.c). */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+
+#include "record/recorder.h"
+
+struct start_args {
+    void *(*fn)(void *);
+    void *arg;
+    struct sp_thread *record;   /* NULL: register on the first recorded call */
+};
+
+static void *thread_start(void *raw)
+{
+    struct start_args a = *(struct start_args *)raw;
+    free(raw);
+    if (a.record)
+        sp_thread_attach(a.record);
+    return a.fn(a.arg);
+}
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,
+                                 void *(*)(void *), void *);
+
+SP_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+                             void *(*fn)(void *), void *arg)
+{
+    static pthread_create_fn next;
+    if (!SP_LOAD(next)) {
+        SP_STORE(next, (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create"));
+        if (!SP_LOAD(next))
+            return EAGAIN;
+    }
+    pthread_create_fn real = SP_LOAD(next);
+    if (sp_cfg.disable)
+        return real(thread, attr, fn, arg);
+    struct start_args *a = malloc(sizeof *a);
+    if (!a)
+        return real(thread, attr, fn, arg);
+    a->fn = fn;
+    a->arg = arg;
+    int state = PTHREAD_CREATE_JOINABLE;
+    if (attr)
+        pthread_attr_getdetachstate(attr, &state);
+    a->record = sp_thread_new(state == PTHREAD_CREATE_DETACHED);
+    struct sp_thread *record = a->record;
+    int rc = real(thread, attr, thread_start, a);
+    if (rc != 0) {
+        free(a);
+        if (record)
+            sp_thread_abandon(record);
+    } else if (record) {
+        /* The same value the thread stores itself; set here too so that a
+         * pthread_detach() right after creation finds the row. */
+        pthread_mutex_lock(&sp_threads_lock);
+        record->ident = (uint64_t)*thread;
+        pthread_mutex_unlock(&sp_threads_lock);
+    }
+    return rc;
+}
+
+/* A thread detached after creation is a daemon too. */
+typedef int (*pthread_detach_fn)(pthread_t);
+SP_EXPORT int pthread_detach(pthread_t thread)
+{
+    static pthread_detach_fn next;
+    if (!SP_LOAD(next))
+        SP_STORE(next, (pthread_detach_fn)dlsym(RTLD_NEXT, "pthread_detach"));
+    pthread_detach_fn real = SP_LOAD(next);
+    if (!real)
+        return ESRCH;
+    int rc = real(thread);
+    if (rc == 0 && !sp_cfg.disable) {
+        /* Newest row first: a pthread_t value is reused once its thread
+         * is gone.  A live row wins; else the thread already exited (it
+         * may be detached before being joined). */
+        pthread_mutex_lock(&sp_threads_lock);
+        struct sp_thread *found = NULL;
+        for (int64_t i = sp_num_threads; i-- > 0 && !found;)
+            if (sp_threads[i]->alive && sp_threads[i]->ident == (uint64_t)thread)
+                found = sp_threads[i];
+        for (int64_t i = sp_num_threads; i-- > 0 && !found;)
+            if (sp_threads[i]->ident == (uint64_t)thread)
+                found = sp_threads[i];
+        if (found)
+            found->daemon = 1;
+        pthread_mutex_unlock(&sp_threads_lock);
+    }
+    return rc;
+}

@@ -1,0 +1,66 @@
+/* lifecycle.h - the process life cycle of the shim: output naming, the exit
+ * hook, metadata, collecting a profiler's calls and handing them to the
+ * writer (spill.h: bounded memory and deferred signals).
+ *
+ * Layer rule (docs/architecture.md): lifecycle/ calls record/ and base/,
+ * never intercept/; intercept/ and entry.c call it. */
+#ifndef SCOPEPROF_LIFECYCLE_H
+#define SCOPEPROF_LIFECYCLE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record/recorder.h"
+
+/* Register the recorder's hooks (record_hooks.c), the spill and signal
+ * handling.  Once, from the constructor (entry.c). */
+void sp_lifecycle_install(void);
+
+/* ---- output naming (output_path.c): the one owner of file names ---------- */
+
+/* Expand the prefix (%p pid, %h host, %r rank, %%) and append
+ * "_rank<NNNNN>.h5"; a fork child's file also carries ".pid<PID>" unless the
+ * prefix holds %p.  0, or -1 if too long. */
+int sp_output_path_format(char *buf, size_t len, const char *prefix, int rank, int pid);
+/* p's file name, computed once per rank/prefix change; NULL if too long. */
+const char *sp_profiler_path(struct sp_profiler *p);
+/* Called by the MPI wrappers once MPI_Comm_rank/size are known: the default
+ * profiler's file follows the MPI rank. */
+void sp_process_set_rank(int rank, int size);
+
+/* ---- the exit hook (process_exit.c) --------------------------------------- */
+
+/* Make sure the profile is written at exit (idempotent, cheap after the
+ * first call; the recorder's first_region hook). */
+void sp_process_arm_exit_hook(void);
+
+/* ---- metadata (process_meta.c) -------------------------------------------- */
+
+/* Extra metadata added to every file this process writes (MPI version,
+ * clock synchronisation points, ...).  Copies key and value. */
+void sp_process_meta_int(const char *key, int64_t value);
+void sp_process_meta_string(const char *key, const char *value);
+/* For finalize.c: how many entries there are, and add them to meta[0, *n)
+ * (same key: replaced) within `cap` entries. */
+size_t sp_process_meta_count(void);
+void sp_process_meta_merge(sp_meta *meta, size_t *n, size_t cap);
+extern pthread_mutex_t *const sp_meta_lock;
+
+/* ---- writing (finalize.c, writer_loader.c) -------------------------------- */
+
+int sp_profiler_write(struct sp_profiler *p, int final, const char *why);
+/* Write every active profiler now (exit path, fatal signal path). */
+void sp_finalize_all(const char *why);
+/* The writer module's write entry point, loading it on first use; NULL with
+ * the reason in err when it cannot be loaded. */
+sp_write_capture_fn sp_writer_load(char *err, size_t errlen);
+/* A symbol of the writer module, loading it on first use; NULL if absent. */
+void *sp_writer_symbol(const char *symbol);
+/* The writer's lock, for fork handlers (intercept/fork.c). */
+extern pthread_mutex_t *const sp_write_lock;
+
+/* The recorder's describe_callsite hook (callsite_describe.c). */
+void sp_callsite_describe_with_writer(const uintptr_t *frames, int n, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,286 @@
+/* recorder.h - the shim's recording state: profilers, regions, threads and
+ * their per-thread lanes (one lane per thread and profiler).
+ *
+ * Ownership rules, which keep the hot path free of locks:
+ *  - a lane is written only by its own thread;
+ *  - other threads (finalize, stats) read a lane with atomic loads of the
+ *    published counters, and take lane->lock only to walk or change the
+ *    chunk list, which the owner also changes only under that lock (once
+ *    per chunk, i.e. every SP_CHUNK_EVENTS calls);
+ *  - profiler, region and thread records are never freed while the process
+ *    may still use them. */
+#ifndef SCOPEPROF_RECORDER_H
+#define SCOPEPROF_RECORDER_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "callsite.h"
+#include "model/capture.h"
+#include "scope_profiler.h"
+#include "base/shim.h"
+#include "timer.h"
+
+#define SP_CHUNK_EVENTS 4096
+#define SP_REGION_BLOCK 1024
+#define SP_MAX_REGION_BLOCKS 4096 /* 4 M regions */
+#define SP_CPU_SAMPLE_MASK 0xFF
+
+/* Relaxed atomics: plain loads/stores on x86, but race-free for readers on
+ * other threads (and for ThreadSanitizer). */
+#define SP_LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define SP_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define SP_ACQUIRE(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define SP_RELEASE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+
+struct sp_region {
+    char *name;
+    char *source_file;      /* NULL: unknown */
+    int64_t source_line;    /* -1: unknown */
+    uintptr_t callsite;     /* return address of the registering call */
+    /* callsite and the return addresses outside it (callsite.h); 0 frames
+     * when SCOPE_PROFILER_CALLSITES=0 or registered before it was known */
+    uintptr_t frames[SP_CALLSITE_FRAMES];
+    int num_frames;
+    int wanted;             /* passes SCOPE_PROFILER_INCLUDE/EXCLUDE */
+};
+
+/* Counters of one region on one lane (durations in ticks, timer.h). */
+struct sp_counters {
+    int64_t abandoned;      /* entered, then left open by an exiting thread */
+    int64_t completed;
+    int64_t total_ns;
+    int64_t min_ns;
+    int64_t max_ns;
+    int64_t dropped;        /* completed but not kept as events (ON_FULL=stop) */
+    int64_t dropped_ns;
+};
+
+/* One open call on a lane's stack. */
+struct sp_open {
+    int64_t start;          /* ticks (timer.h) */
+    uint32_t region;
+    int32_t task;
+};
+
+struct sp_chunk {
+    struct sp_chunk *next;
+    size_t count;           /* events in this chunk once it is full */
+    /* events[0, converted) hold ns, the rest ticks (timer.h); changed
+     * under the spill lock only */
+    uint32_t converted;
+    int64_t *await_ns;      /* allocated on the first task call in the chunk */
+    sp_event events[SP_CHUNK_EVENTS];
+};
+
+struct sp_thread;
+
+struct sp_lane {
+    struct sp_profiler *profiler;
+    struct sp_thread *thread;
+    struct sp_lane *next_in_profiler;
+
+    /* open calls */
+    struct sp_open *stack;
+    uint32_t depth;         /* published (release) for readers */
+    uint32_t stack_cap;
+
+    /* completed calls */
+    pthread_mutex_t lock;   /* chunk list changes */
+    struct sp_chunk *head, *tail;
+    uint32_t used;          /* events in tail, published (release) */
+    uint32_t head_skip;     /* events of the head chunk dropped by sp_reset */
+    uint32_t exits;         /* region exits, for CPU sampling */
+
+    struct sp_counters *counters;
+    uint32_t num_counters;
+
+    sp_status last_error;   /* of the most recent call on this thread */
+    int stopped;            /* memory cap reached with ON_FULL=stop */
+
+    /* Per stack position: the task's suspended_ns when the call began
+     * (await bookkeeping, tasks.c).  Owner thread only; allocated on the
+     * first call made inside a task. */
+    int64_t *await_base;
+    uint32_t await_cap;
+};
+
+struct sp_thread {
+    int64_t index;          /* dense, registration order */
+    uint64_t ident;         /* pthread_t */
+    pid_t tid;
+    int daemon;
+    int alive;
+    int64_t start_ns, end_ns, cpu_ns;
+    char name[64];
+    int32_t task;           /* current task, -1: the thread's own stack */
+    struct sp_lane **lanes; /* indexed by profiler slot */
+    uint32_t num_lanes;
+};
+
+struct sp_profiler {
+    int slot;               /* index in the profiler table, for lane lookup */
+    int active;             /* atomic */
+    int explicit_init;      /* the program called sp_init/sp_create */
+    int is_default;
+    char *prefix;
+    int rank;
+    int rank_set;           /* rank given by the program */
+    sp_status last_error;   /* atomic */
+    char *path;
+    int64_t start_ns;
+
+    pthread_mutex_t lock;   /* regions, lanes list, path */
+    struct sp_region **blocks[SP_MAX_REGION_BLOCKS];
+    uint32_t num_regions;   /* published (release) */
+    /* name -> id hash (open addressing, ids + 1, 0 = empty) */
+    uint32_t *hash;
+    uint32_t hash_cap;
+
+    struct sp_lane *lanes;
+    int finalized;
+};
+
+/* markers.c: the filters of SCOPE_PROFILER_INCLUDE/EXCLUDE, once at load. */
+void sp_markers_init(void);
+
+/* registry.c */
+struct sp_profiler *sp_profiler_new(const char *prefix, int rank, int is_default);
+static inline struct sp_region *sp_region_get(struct sp_profiler *p, uint32_t id)
+{
+    return p->blocks[id / SP_REGION_BLOCK][id % SP_REGION_BLOCK];
+}
+/* Id of region `name`, registered on first use.  With want_frames set and
+ * no frames given, returns SP_REGION_NEEDS_FRAMES instead of registering a
+ * region that has no call site yet, so the caller walks the stack (slow)
+ * only then, and outside the profiler's lock. */
+#define SP_REGION_NEEDS_FRAMES (-2)
+int sp_region_lookup(struct sp_profiler *p, const char *name, const char *file,
+                     int line, const uintptr_t *frames, int num_frames, int want_frames);
+extern struct sp_profiler *sp_default;   /* atomic pointer */
+/* Every profiler ever created (never freed), for the exit path. */
+extern pthread_mutex_t sp_profilers_lock;
+extern struct sp_profiler **sp_profilers;
+extern int sp_num_profilers;
+static inline struct sp_profiler *sp_current_profiler(void)
+{
+    return __atomic_load_n(&sp_default, __ATOMIC_ACQUIRE);
+}
+
+/* threads.c */
+extern __thread struct sp_thread *sp_tls_thread __attribute__((tls_model("initial-exec")));
+struct sp_thread *sp_thread_register(int daemon);
+/* For the pthread_create wrapper: a row made by the creating thread
+ * (NULL when thread tracking is off or out of memory), attached by the new
+ * thread as it starts, or abandoned when pthread_create failed. */
+struct sp_thread *sp_thread_new(int daemon);
+void sp_thread_attach(struct sp_thread *t);
+void sp_thread_abandon(struct sp_thread *t);
+struct sp_lane *sp_lane_create(struct sp_profiler *p);
+extern pthread_mutex_t sp_threads_lock;
+extern struct sp_thread **sp_threads;
+extern int64_t sp_num_threads;
+/* Refresh cpu_ns/name of live threads (finalize). */
+void sp_threads_refresh(void);
+
+/* buffer.c: slow paths of the hot path. */
+int sp_lane_grow_stack(struct sp_lane *lane);
+int sp_lane_grow_counters(struct sp_lane *lane, uint32_t region);
+/* The tail chunk is full (its last call ended at tick `now`): publish it
+ * and start a new one.  -1 if no memory. */
+int sp_lane_next_chunk(struct sp_lane *lane, int64_t now);
+/* Events [converted, end) of chunk k as ns (spill lock held). */
+static inline void sp_chunk_convert(struct sp_chunk *k, size_t end)
+{
+    if (k->converted < end) {
+        sp_timer_convert(k->events + k->converted, end - k->converted);
+        k->converted = (uint32_t)end;
+    }
+}
+extern uint64_t sp_buffer_bytes; /* atomic */
+
+/* Hot-path lane lookup: the lane of the calling thread for p, created on
+ * first use. */
+extern __thread struct sp_profiler *sp_tls_last_profiler __attribute__((tls_model("initial-exec")));
+extern __thread struct sp_lane *sp_tls_last_lane __attribute__((tls_model("initial-exec")));
+struct sp_lane *sp_lane_lookup_slow(struct sp_profiler *p);
+static inline struct sp_lane *sp_lane_get(struct sp_profiler *p)
+{
+    if (SP_LIKELY(sp_tls_last_profiler == p))
+        return sp_tls_last_lane;
+    return sp_lane_lookup_slow(p);
+}
+
+/* tasks.c: cooperative lanes (fibers, explicit tasks).  A task runs in
+ * steps on one thread at a time; its counters are written by the thread
+ * running it and read by finalize with relaxed atomics. */
+#define SP_TASK_BLOCK 1024
+#define SP_MAX_TASK_BLOCKS 16384 /* 16 M tasks */
+struct sp_task {
+    int64_t index;          /* dense, creation order; what task_ids stores */
+    int64_t thread_index;   /* thread of the latest step (creator before) */
+    int64_t created_ns, done_ns;   /* done_ns -1 until done */
+    int64_t steps, running_ns, suspended_ns;
+    int64_t last_step_end_ns, step_started_ns;
+    char kind[16];
+    char name[64];
+};
+extern struct sp_task **sp_task_blocks[SP_MAX_TASK_BLOCKS]; /* atomic pointers */
+static inline struct sp_task *sp_task_get(int64_t index)
+{
+    struct sp_task **block = SP_ACQUIRE(sp_task_blocks[index / SP_TASK_BLOCK]);
+    return SP_ACQUIRE(block[index % SP_TASK_BLOCK]);
+}
+int64_t sp_task_new(const char *kind, const char *name);
+/* Make `task` (-1: the thread's own stack) the running one on the calling
+ * thread, closing the step of the previous one. */
+void sp_task_run(struct sp_thread *t, int64_t task);
+void sp_task_finish(int64_t task);
+/* Hot-path helpers, called only for calls made inside a task. */
+void sp_task_call_begins(struct sp_lane *lane, uint32_t pos, int32_t task);
+int64_t sp_task_call_await(const struct sp_lane *lane, uint32_t pos, int32_t task);
+void sp_task_store_await(struct sp_lane *lane, uint32_t used, int64_t await);
+/* Task table rows, times relative to origin_ns; *count rows (0 if none).
+ * Names point into the task records (never freed). */
+sp_task_row *sp_tasks_snapshot(int64_t origin_ns, size_t *count);
+
+/* ---- what the layers above plug in (record_hooks.c) --------------------
+ *
+ * The recorder calls nothing above it: the life cycle (spill, signals, the
+ * exit hook, the writer) registers these at start-up (entry.c).  Each may be
+ * NULL before then; every caller checks. */
+struct sp_record_hooks {
+    /* The tail chunk of `lane` is full (its last call ended at tick `now`).
+     * 1 when the lane can go on without a new chunk (the tail was spilled
+     * and is reused, or the lane stopped keeping events), 0 otherwise. */
+    int (*chunk_full)(struct sp_lane *lane, int64_t now);
+    /* The recording thread passed sp_tls_tick_deadline, or sp_tick_pending
+     * is set: periodic spilling, a deferred signal. */
+    void (*tick)(struct sp_lane *lane, int64_t now);
+    /* The first region of the process was registered. */
+    void (*first_region)(void);
+    /* "file:line in function" of captured frames (misuse messages). */
+    void (*describe_callsite)(const uintptr_t *frames, int n, char *buf, size_t len);
+};
+extern struct sp_record_hooks sp_record_hooks;
+
+/* The recording thread's next call into sp_record_hooks.tick, in ticks
+ * (INT64_MAX: never; 0: not yet computed), and a flag that asks every
+ * recording thread to call it at once.  Both belong to the layer that set
+ * the hook (lifecycle/spill.c, lifecycle/signals.c). */
+extern __thread int64_t sp_tls_tick_deadline __attribute__((tls_model("initial-exec")));
+extern volatile sig_atomic_t sp_tick_pending;
+
+void sp_record_tick_slow(struct sp_lane *lane, int64_t now);
+/* Called by the recording thread on its slow paths (every CPU sample in
+ * end_call, every new chunk) with the time of its latest event (ticks). */
+static inline void sp_record_tick(struct sp_lane *lane, int64_t now)
+{
+    if (SP_UNLIKELY(now >= sp_tls_tick_deadline ||
+                    __atomic_load_n(&sp_tick_pending, __ATOMIC_RELAXED)))
+        sp_record_tick_slow(lane, now);
+}
+
+#endif

@@ -1,0 +1,256 @@
+/* h5_check.c - sp_h5_check: everything the reader validates (schema, row
+ * bounds and overlaps, column lengths, region ids), then what only a full
+ * check looks at: duplicate rows, summary statistics against the events,
+ * lane ids against the lane tables, call ids, and nesting per rank. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "h5/h5_internal.h"
+#include "scopeprof/callstack.h"
+
+/* A (rank, id) pair, for lookups in lane tables and call ids. */
+struct key {
+    uint32_t rank;
+    int64_t id;
+};
+
+static int by_key(const void *a, const void *b)
+{
+    const struct key *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int has_key(const struct key *keys, size_t n, uint32_t rank, int64_t id)
+{
+    struct key k = {rank, id};
+    return bsearch(&k, keys, n, sizeof k, by_key) != NULL;
+}
+
+static const char *name_of(const sp_profile *prof, const sp_row *row)
+{
+    return prof->names[row->region];
+}
+
+/* Sorted (rank, id) keys; reports duplicates as `what`. */
+static struct key *sorted_keys(struct key *keys, size_t n, const char *what, sp_problems *p)
+{
+    qsort(keys, n, sizeof *keys, by_key);
+    for (size_t i = 1; i < n; i++)
+        if (!by_key(&keys[i - 1], &keys[i]))
+            sp_problem(p, "%s lists index %lld of rank %u twice", what,
+                       (long long)keys[i].id, keys[i].rank);
+    return keys;
+}
+
+/* Every event's lane id must be -1 or an index of the lane table for the
+ * row's rank; one line per row at most. */
+static void check_lane_column(const sp_profile *prof, const int64_t *ids, const struct key *keys,
+                              size_t nkeys, const char *column, const char *table,
+                              sp_problems *p)
+{
+    for (size_t r = 0; r < prof->num_rows; r++) {
+        const sp_row *row = &prof->rows[r];
+        uint64_t bad = 0;
+        int64_t example = 0;
+        for (uint64_t j = 0; j < row->count; j++) {
+            int64_t id = ids[row->offset + j];
+            if (id == -1 || (id >= 0 && has_key(keys, nkeys, row->rank, id)))
+                continue;
+            if (!bad++)
+                example = id;
+        }
+        if (bad)
+            sp_problem(p, "region '%s' of rank %u: %llu events have %s %lld (and others) "
+                       "that %s does not list for that rank", name_of(prof, row), row->rank,
+                       (unsigned long long)bad, column, (long long)example, table);
+    }
+}
+
+static void check_lanes(const sp_profile *prof, sp_problems *p)
+{
+    if (prof->thread_ids && prof->has_thread_table) {
+        struct key *keys = malloc((prof->num_threads + 1) * sizeof *keys);
+        if (!keys) {
+            sp_problem(p, "out of memory checking thread ids");
+            return;
+        }
+        for (size_t i = 0; i < prof->num_threads; i++)
+            keys[i] = (struct key){prof->threads[i].rank, prof->threads[i].index};
+        sorted_keys(keys, prof->num_threads, "thread_table", p);
+        check_lane_column(prof, prof->thread_ids, keys, prof->num_threads, "thread_ids",
+                          "thread_table", p);
+        free(keys);
+    }
+    if (prof->task_ids && prof->has_task_table) {
+        struct key *keys = malloc((prof->num_tasks + 1) * sizeof *keys);
+        if (!keys) {
+            sp_problem(p, "out of memory checking task ids");
+            return;
+        }
+        for (size_t i = 0; i < prof->num_tasks; i++)
+            keys[i] = (struct key){prof->tasks[i].rank, prof->tasks[i].index};
+        sorted_keys(keys, prof->num_tasks, "task_table", p);
+        check_lane_column(prof, prof->task_ids, keys, prof->num_tasks, "task_ids", "task_table", p);
+        free(keys);
+    }
+}
+
+/* call_ids unique within a rank; parent_ids -1 or a call id of the rank. */
+static void check_call_ids(const sp_profile *prof, sp_problems *p)
+{
+    if (!prof->call_ids)
+        return;
+    size_t n = 0;
+    struct key *keys = malloc((prof->num_events + 1) * sizeof *keys);
+    if (!keys) {
+        sp_problem(p, "out of memory checking call ids");
+        return;
+    }
+    for (size_t r = 0; r < prof->num_rows; r++)
+        for (uint64_t j = 0; j < prof->rows[r].count; j++)
+            keys[n++] = (struct key){prof->rows[r].rank, prof->call_ids[prof->rows[r].offset + j]};
+    qsort(keys, n, sizeof *keys, by_key);
+    size_t dups = 0;
+    for (size_t i = 1; i < n; i++)
+        if (!by_key(&keys[i - 1], &keys[i]) && !dups++)
+            sp_problem(p, "call id %lld appears more than once on rank %u (call ids must be "
+                       "unique within a rank)", (long long)keys[i].id, keys[i].rank);
+    for (size_t r = 0; prof->parent_ids && r < prof->num_rows; r++) {
+        const sp_row *row = &prof->rows[r];
+        uint64_t bad = 0;
+        int64_t example = 0;
+        for (uint64_t j = 0; j < row->count; j++) {
+            int64_t parent = prof->parent_ids[row->offset + j];
+            if (parent != -1 && !has_key(keys, n, row->rank, parent) && !bad++)
+                example = parent;
+        }
+        if (bad)
+            sp_problem(p, "region '%s' of rank %u: %llu events have parent id %lld (and "
+                       "others) that is no call of that rank", name_of(prof, row), row->rank,
+                       (unsigned long long)bad, (long long)example);
+    }
+    free(keys);
+}
+
+static int by_rank_region(const void *a, const void *b, void *ctx)
+{
+    const sp_profile *prof = ctx;
+    const sp_row *x = &prof->rows[*(const size_t *)a], *y = &prof->rows[*(const size_t *)b];
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    if (x->region != y->region)
+        return x->region < y->region ? -1 : 1;
+    return *(const size_t *)a < *(const size_t *)b ? -1 : *(const size_t *)a > *(const size_t *)b;
+}
+
+/* Rebuild the call tree of one rank (rows order[lo..hi)) on its lanes. */
+static void check_rank_nesting(const sp_profile *prof, const size_t *order, size_t lo, size_t hi,
+                               sp_problems *p)
+{
+    size_t n = 0;
+    for (size_t k = lo; k < hi; k++)
+        n += prof->rows[order[k]].count;
+    if (n == 0)
+        return;
+    int64_t *start = malloc(n * sizeof *start), *end = malloc(n * sizeof *end);
+    int64_t *threads = prof->thread_ids ? malloc(n * sizeof *threads) : NULL;
+    int64_t *tasks = prof->task_ids ? malloc(n * sizeof *tasks) : NULL;
+    uint32_t *region = malloc(n * sizeof *region);
+    if (!start || !end || !region || (prof->thread_ids && !threads) || (prof->task_ids && !tasks)) {
+        sp_problem(p, "out of memory checking nesting");
+        goto out;
+    }
+    size_t i = 0;
+    for (size_t k = lo; k < hi; k++) {
+        const sp_row *row = &prof->rows[order[k]];
+        for (uint64_t j = 0; j < row->count; j++, i++) {
+            start[i] = prof->start[row->offset + j];
+            end[i] = prof->end[row->offset + j];
+            region[i] = row->region;
+            if (threads)
+                threads[i] = prof->thread_ids[row->offset + j];
+            if (tasks)
+                tasks[i] = prof->task_ids[row->offset + j];
+        }
+    }
+    sp_call_input input = {
+        .n = n, .start = start, .end = end, .region = region, .thread_ids = threads,
+        .task_ids = tasks, .region_names = (const char *const *)prof->names,
+        .num_regions = prof->num_names,
+    };
+    sp_calls calls;
+    char why[512];
+    if (sp_calls_build(&input, &calls, why, sizeof why) < 0)
+        sp_problem(p, "rank %u: %s", prof->rows[order[lo]].rank, why);
+    else
+        sp_calls_free(&calls);
+out:
+    free(start);
+    free(end);
+    free(threads);
+    free(tasks);
+    free(region);
+}
+
+static void check_rows(const sp_profile *prof, sp_problems *p)
+{
+    size_t *order = malloc((prof->num_rows + 1) * sizeof *order);
+    if (!order) {
+        sp_problem(p, "out of memory checking rows");
+        return;
+    }
+    for (size_t i = 0; i < prof->num_rows; i++)
+        order[i] = i;
+    qsort_r(order, prof->num_rows, sizeof *order, by_rank_region, (void *)prof);
+    for (size_t k = 1; k < prof->num_rows; k++) {
+        const sp_row *a = &prof->rows[order[k - 1]], *b = &prof->rows[order[k]];
+        if (a->rank == b->rank && a->region == b->region)
+            sp_problem(p, "region '%s' has two rows for rank %u", name_of(prof, b), b->rank);
+    }
+    for (size_t i = 0; !prof->aggregate && i < prof->num_rows; i++) {
+        const sp_row *row = &prof->rows[i];
+        sp_summary_stats want;
+        if (!row->count)
+            continue;
+        sp_summary_compute(prof->start + row->offset, prof->end + row->offset,
+                           prof->gpu ? prof->gpu + row->offset : NULL, (size_t)row->count, &want);
+        const sp_summary_stats *s = &row->stats;
+        if (s->total != want.total || s->minimum != want.minimum || s->maximum != want.maximum ||
+            s->start_minimum != want.start_minimum || s->end_maximum != want.end_maximum ||
+            s->gpu_count != want.gpu_count)
+            sp_problem(p, "summary_statistics of region '%s' of rank %u disagree with its "
+                       "events (total %lld, events say %lld)", name_of(prof, row), row->rank,
+                       (long long)s->total, (long long)want.total);
+    }
+    for (size_t lo = 0; !prof->aggregate && lo < prof->num_rows;) {
+        size_t hi = lo + 1;
+        while (hi < prof->num_rows && prof->rows[order[hi]].rank == prof->rows[order[lo]].rank)
+            hi++;
+        check_rank_nesting(prof, order, lo, hi, p);
+        lo = hi;
+    }
+    free(order);
+}
+
+long sp_h5_check(const char *path, sp_check_report_fn report, void *ctx,
+                 char *err, size_t errlen)
+{
+    /* Not there, or not HDF5 at all: nothing to list problems of. */
+    sp_problems opening = {.path = path, .err = err, .errlen = errlen};
+    hid_t file = sp_h5_open_read(path, &opening);
+    if (file < 0)
+        return -1;
+    H5Fclose(file);
+
+    sp_problems p = {.path = path, .err = err, .errlen = errlen, .report = report, .ctx = ctx};
+    sp_profile *prof = sp_h5_read_problems(path, &p);
+    if (!prof)
+        return p.count ? p.count : 1;
+    check_rows(prof, &p);
+    check_lanes(prof, &p);
+    check_call_ids(prof, &p);
+    sp_profile_free(prof);
+    return p.count;
+}
