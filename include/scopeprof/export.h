@@ -138,6 +138,10 @@ int sp_export_prof(FILE *out, const sp_profile *profile, uint32_t rank,
                    const sp_export_options *options, char *err, size_t errlen);
 int sp_export_folded(FILE *out, const sp_profile *profile, const sp_export_options *options,
                      char *err, size_t errlen);
+/* Perfetto's native protobuf trace (TrackEvent): a track per rank and lane,
+ * interned names, delta-encoded timestamps; about 22 bytes per call. */
+int sp_export_perfetto(FILE *out, const sp_profile *profile, const sp_export_options *options,
+                       char *err, size_t errlen);
 int sp_export_json(FILE *out, const sp_profile *profile, const sp_export_options *options,
                    char *err, size_t errlen);
 int sp_export_csv(FILE *out, const sp_profile *profile, const sp_export_options *options,
