@@ -37,6 +37,17 @@ extern int sp_h5_bound_attribute_memory;
 /* Read a whole file.  NULL on error (message in err). */
 sp_profile *sp_h5_read(const char *path, char *err, size_t errlen);
 
+/* The files of a run as given on a command line: each argument is a file,
+ * a directory (its *.h5 files, not hidden, in name order, not recursive) or
+ * @LIST (a file naming one path per line; blank lines and '#' comments
+ * skipped; relative paths are relative to the list's directory).  Returns
+ * the number of paths (*paths to free with sp_run_inputs_free), or -1 with
+ * a one-line message in err (an empty directory or list is an error).
+ * sp_load_run and sp_h5_merge expand their inputs this way. */
+long sp_run_inputs_expand(const char *const *args, size_t count, char ***paths, char *err,
+                          size_t errlen);
+void sp_run_inputs_free(char **paths, long count);
+
 /* Read several files (rank files of one run, merged files, Python-written
  * files) into one profile in memory, rows of every rank together, as if they
  * had been merged.  Two files claiming the same rank is an error naming both.

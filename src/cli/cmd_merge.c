@@ -10,6 +10,8 @@
 
 static const char merge_help[] =
     "usage: scopeprof merge RANKFILES... -o OUTPUT.h5\n"
+    "       (RANKFILES: files, directories of rank files, or @LIST files naming\n"
+    "       one file per line)\n"
     "\n"
     "Merge the per-rank files of one run (or already merged files) into one\n"
     "multi-rank schema-3 file: the rows of every rank, the thread and task\n"
@@ -76,7 +78,16 @@ int cmd_merge(int argc, char **argv)
         return usage_error("no rank files given");
     }
     char err[1024];
-    int rc = sp_h5_merge(inputs, count, output, err, sizeof err);
+    /* Directories and @LIST files become their rank files here, so the
+     * message counts files. */
+    char **files = NULL;
+    long num_files = sp_run_inputs_expand(inputs, count, &files, err, sizeof err);
+    int rc = num_files < 0 ? -1
+                           : sp_h5_merge((const char *const *)files, (size_t)num_files, output,
+                                         err, sizeof err);
+    if (num_files >= 0)
+        count = (size_t)num_files;
+    sp_run_inputs_free(files, num_files);
     if (rc < 0) {
         fprintf(stderr, "scopeprof merge: %s\n", err);
         /* HDF5 1.10 can crash in its exit handler after a file close that

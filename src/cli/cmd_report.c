@@ -545,7 +545,7 @@ int cmd_report(int argc, char **argv)
 
     /* A missing file gets the system's own words, before any reader runs. */
     for (size_t k = 0; k < num_files; k++)
-        if (access(files[k], R_OK) != 0) {
+        if (access(files[k][0] == '@' && files[k][1] ? files[k] + 1 : files[k], R_OK) != 0) {
             status = cli_file_error(CMD, files[k], "%s", strerror(errno));
             goto out;
         }

@@ -148,7 +148,20 @@ oom:
     return NULL;
 }
 
-sp_profile *sp_load_run(const char *const *paths, size_t count, char *err, size_t errlen)
+static sp_profile *load_files(const char *const *paths, size_t count, char *err, size_t errlen);
+
+sp_profile *sp_load_run(const char *const *args, size_t count, char *err, size_t errlen)
+{
+    char **paths = NULL;
+    long n = sp_run_inputs_expand(args, count, &paths, err, errlen);
+    if (n < 0)
+        return NULL;
+    sp_profile *p = load_files((const char *const *)paths, (size_t)n, err, errlen);
+    sp_run_inputs_free(paths, n);
+    return p;
+}
+
+static sp_profile *load_files(const char *const *paths, size_t count, char *err, size_t errlen)
 {
     if (count == 0) {
         sp_h5_errf(err, errlen, "no profile files given");

@@ -113,8 +113,23 @@ fail_quiet:
     return -1;
 }
 
-int sp_h5_merge(const char *const *inputs, size_t count, const char *output,
+static int merge_files(const char *const *inputs, size_t count, const char *output,
+                       char *err, size_t errlen);
+
+int sp_h5_merge(const char *const *args, size_t count, const char *output,
                 char *err, size_t errlen)
+{
+    char **inputs = NULL;
+    long n = sp_run_inputs_expand(args, count, &inputs, err, errlen);
+    if (n < 0)
+        return -1;
+    int rc = merge_files((const char *const *)inputs, (size_t)n, output, err, errlen);
+    sp_run_inputs_free(inputs, n);
+    return rc;
+}
+
+static int merge_files(const char *const *inputs, size_t count, const char *output,
+                       char *err, size_t errlen)
 {
     if (count == 0) {
         sp_h5_errf(err, errlen, "%s: no input files to merge", output);

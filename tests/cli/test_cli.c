@@ -652,3 +652,77 @@ Test(cli, run_forwards_sigterm)
     cr_expect_eq(r.status, 128 + SIGTERM, "status %d: %s", r.status, r.err);
     result_free(&r);
 }
+
+/* ---- a run given as a directory or a list of files -------------------------- */
+
+Test(cli, report_and_merge_take_a_directory_or_a_list)
+{
+    write_run();
+    result files = RUN("report", "run_rank00000.h5", "run_rank00001.h5");
+    cr_assert_eq(files.status, 0, "%s", files.err);
+    /* The directory holds the two rank files, plus what must be ignored:
+     * a hidden temporary file and a file of another kind. */
+    cr_assert_eq(mkdir(in_dir("ranks"), 0755), 0);
+    cr_assert_eq(rename(in_dir("run_rank00000.h5"), in_dir("ranks/run_rank00000.h5")), 0);
+    cr_assert_eq(rename(in_dir("run_rank00001.h5"), in_dir("ranks/run_rank00001.h5")), 0);
+    FILE *junk = fopen(in_dir("ranks/.run_rank00002.h5.tmp"), "w");
+    cr_assert_not_null(junk);
+    fclose(junk);
+    junk = fopen(in_dir("ranks/notes.txt"), "w");
+    cr_assert_not_null(junk);
+    fclose(junk);
+
+    result by_dir = RUN("report", "ranks");
+    cr_assert_eq(by_dir.status, 0, "%s", by_dir.err);
+    /* the same report, but for the "files" line naming what was given */
+    cr_expect_str_eq(strstr(by_dir.out, "\n  ranks  "), strstr(files.out, "\n  ranks  "));
+
+    /* A list: comments, blank lines, paths relative to the list's directory. */
+    FILE *list = fopen(in_dir("ranks/list.txt"), "w");
+    cr_assert_not_null(list);
+    fprintf(list, "# the run of today\n\nrun_rank00001.h5\n  run_rank00000.h5\n");
+    fclose(list);
+    result by_list = RUN("report", "@ranks/list.txt");
+    cr_assert_eq(by_list.status, 0, "%s", by_list.err);
+    cr_expect_str_eq(strstr(by_list.out, "\n  ranks  "), strstr(files.out, "\n  ranks  "));
+
+    result merged = RUN("merge", "@ranks/list.txt", "-o", "merged.h5");
+    cr_assert_eq(merged.status, 0, "%s", merged.err);
+    cr_expect_str_eq(merged.out, "merged 2 files into merged.h5\n");
+    result of_merged = RUN("report", "merged.h5");
+    cr_assert_eq(of_merged.status, 0, "%s", of_merged.err);
+    cr_expect_str_eq(strstr(of_merged.out, "\n  ranks  "), strstr(files.out, "\n  ranks  "));
+
+    result exported = RUN("export", "perfetto", "ranks", "-o", "run.pftrace");
+    cr_expect_eq(exported.status, 0, "%s", exported.err);
+
+    result_free(&files);
+    result_free(&by_dir);
+    result_free(&by_list);
+    result_free(&merged);
+    result_free(&of_merged);
+    result_free(&exported);
+}
+
+Test(cli, empty_directory_or_list_is_one_line_exit_1)
+{
+    cr_assert_eq(mkdir(in_dir("empty"), 0755), 0);
+    result r = RUN("report", "empty");
+    cr_expect_eq(r.status, 1);
+    cr_expect_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_expect_neq(strstr(r.err, "empty: a directory without .h5 files"), NULL, "%s", r.err);
+    FILE *list = fopen(in_dir("list.txt"), "w");
+    cr_assert_not_null(list);
+    fprintf(list, "# nothing\n");
+    fclose(list);
+    result m = RUN("merge", "@list.txt", "-o", "out.h5");
+    cr_expect_eq(m.status, 1);
+    cr_expect_neq(strstr(m.err, "list.txt: the list names no files"), NULL, "%s", m.err);
+    cr_expect_eq(access(in_dir("out.h5"), F_OK), -1, "no output on failure");
+    result missing = RUN("report", "@nowhere.txt");
+    cr_expect_eq(missing.status, 1);
+    cr_expect_eq(count_lines(missing.err), 1, "%s", missing.err);
+    result_free(&r);
+    result_free(&m);
+    result_free(&missing);
+}
