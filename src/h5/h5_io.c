@@ -302,10 +302,24 @@ void sp_h5_free_strings(char **strings, size_t n)
     free(strings);
 }
 
-static herr_t read_values(hid_t obj, hid_t mtype, int is_attr, void *buf)
+/* HDF5 clears a 1 MiB type-conversion buffer for every dataset read that
+ * converts (variable-length strings always do), which dominated reading
+ * many small rank files: a buffer the size of the n values is enough. */
+static herr_t read_values(hid_t obj, hid_t mtype, int is_attr, size_t n, void *buf)
 {
-    return is_attr ? H5Aread(obj, mtype, buf)
-                   : H5Dread(obj, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
+    if (is_attr)
+        return H5Aread(obj, mtype, buf);
+    size_t elem = H5Tget_size(mtype);
+    size_t want = n * (elem > 16 ? elem : 16) + 256;
+    hid_t dxpl = want < ((size_t)1 << 20) ? H5Pcreate(H5P_DATASET_XFER) : H5I_INVALID_HID;
+    if (dxpl >= 0 && H5Pset_buffer(dxpl, want, NULL, NULL) < 0) {
+        H5Pclose(dxpl);
+        dxpl = H5I_INVALID_HID;
+    }
+    herr_t st = H5Dread(obj, mtype, H5S_ALL, H5S_ALL, dxpl >= 0 ? dxpl : H5P_DEFAULT, buf);
+    if (dxpl >= 0)
+        H5Pclose(dxpl);
+    return st;
 }
 
 int sp_h5_bound_attribute_memory;
@@ -321,9 +335,9 @@ int sp_h5_bound_attribute_memory;
 #endif
 
 /* A corrupt global heap can make HDF5 allocate (and clear) gigabytes for
- * one variable-length string attribute; HDF5 1.10 has no way to ask the
- * size first for attributes.  With sp_h5_bound_attribute_memory set (the
- * scopeprof command), such a read runs with the address space limited to
+ * one variable-length string attribute or dataset; HDF5 1.10 has no way to
+ * ask the size first for attributes.  With sp_h5_bound_attribute_memory set
+ * (the scopeprof command), such a read runs with the address space limited to
  * what the process has plus 1 GiB: HDF5's allocation fails and the read
  * reports an error instead of taking the machine's memory.  Returns 1 when
  * *saved must be restored. */
@@ -385,13 +399,16 @@ static int read_string_values(hid_t obj, hid_t ftype, int is_attr, size_t n, cha
             free(raw);
             goto out;
         }
-        if (!is_attr && n > 0 && vlen_too_big(obj, mtype)) {
+        /* Either bound: asking HDF5 for the size costs as much as the read
+         * itself (it reads every string), the address-space limit costs a
+         * few system calls, so it is taken where it is available. */
+        struct rlimit saved;
+        int bounded = n > 0 && bound_address_space(&saved);
+        if (!bounded && !is_attr && n > 0 && vlen_too_big(obj, mtype)) {
             free(raw);
             goto out;
         }
-        struct rlimit saved;
-        int bounded = is_attr && n > 0 && bound_address_space(&saved);
-        herr_t st = n == 0 ? 0 : read_values(obj, mtype, is_attr, raw);
+        herr_t st = n == 0 ? 0 : read_values(obj, mtype, is_attr, n, raw);
         if (bounded)
             setrlimit(RLIMIT_AS, &saved);
         if (st >= 0) {
@@ -414,7 +431,7 @@ static int read_string_values(hid_t obj, hid_t ftype, int is_attr, size_t n, cha
             free(raw);
             goto out;
         }
-        herr_t st = n == 0 ? 0 : read_values(obj, mtype, is_attr, raw);
+        herr_t st = n == 0 ? 0 : read_values(obj, mtype, is_attr, n, raw);
         if (st >= 0) {
             rc = 0;
             for (size_t i = 0; i < n; i++)

@@ -2,7 +2,9 @@
 """Write N synthetic schema-3 rank files of E events each (h5py, laid out
 like the Python scope-profiler writes them) for the merge benchmark.
 
-Usage: gen_ranks.py DIR N E
+Usage: gen_ranks.py DIR N E [--crossing]
+  --crossing: consecutive calls overlap partially (a rank whose calls are
+              not properly nested: the error path of the reconstruction)
 """
 import json
 import os
@@ -14,7 +16,7 @@ import numpy as np
 STR = h5py.string_dtype("utf-8")
 
 
-def write_rank(path, rank, events, size, rng):
+def write_rank(path, rank, events, size, rng, crossing=False):
     regions = ["main", "solve", "exchange"]
     counts = [1, (events - 1 + 1) // 2, (events - 1) // 2]
     with h5py.File(path, "w") as f:
@@ -39,7 +41,8 @@ def write_rank(path, rank, events, size, rng):
         # alternating back to back inside it
         n = events - 1
         t = 1000 + np.arange(n, dtype=np.int64) * 1000 + rank
-        d = rng.integers(100, 900, n).astype(np.int64)
+        d = rng.integers(1100, 1900, n) if crossing else rng.integers(100, 900, n)
+        d = d.astype(np.int64)
         starts = [np.array([0], dtype=np.int64)]
         durations = [np.array([1000 * (n + 2)], dtype=np.int64)]
         for k in (0, 1):
@@ -52,10 +55,11 @@ def write_rank(path, rank, events, size, rng):
 
 def main():
     out, n, e = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    crossing = "--crossing" in sys.argv[4:]
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(7)
     for r in range(n):
-        write_rank(os.path.join(out, "bench_rank%05d.h5" % r), r, e, n, rng)
+        write_rank(os.path.join(out, "bench_rank%05d.h5" % r), r, e, n, rng, crossing)
 
 
 if __name__ == "__main__":
