@@ -34,6 +34,9 @@ static const char export_help[] =
     "  json        lossless scope-profiler JSON profile, integer ns (row filters\n"
     "              only: --ranks, --include, --exclude) (default OUT profile.json)\n"
     "  csv         one row per call (default OUT profile.csv)\n"
+    "  otf2        OTF2 archive for Vampir, Scalasca, otf2-print: OUT is a directory\n"
+    "              (OUT/traces.otf2), one location per rank and lane (default OUT\n"
+    "              profile_otf2; needs a build with libotf2)\n"
     "\n"
     "options:\n"
     "  -o, --output OUT      output file ('-' = standard output, not for prof)\n"
@@ -48,7 +51,7 @@ static const char export_help[] =
     "A warning is printed when an export holds more than a million events.\n"
     "Exit status: 0 ok, 1 unreadable file or failed export, 2 usage error.\n";
 
-typedef enum format { SPEEDSCOPE, CHROME, PROF, FOLDED, JSON, CSV } format;
+typedef enum format { SPEEDSCOPE, CHROME, PROF, FOLDED, JSON, CSV, OTF2 } format;
 
 static const struct {
     const char *name;
@@ -63,6 +66,7 @@ static const struct {
     {"folded", FOLDED, "profile.folded"},
     {"json", JSON, "profile.json"},
     {"csv", CSV, "profile.csv"},
+    {"otf2", OTF2, "profile_otf2"},
 };
 
 /* Write with `fn` into path (or stdout for "-"); a failed export leaves no
@@ -118,6 +122,20 @@ static int write_prof(FILE *out, const sp_profile *p, const sp_export_options *o
     return sp_export_prof(out, p, *(const uint32_t *)ctx, o, err, errlen);
 }
 
+/* OTF2 writes a directory of files: no '-'. */
+static int export_otf2_archive(const char *out, const sp_profile *profile,
+                               const sp_export_options *options)
+{
+    if (!strcmp(out, "-"))
+        return cli_usage_error(CMD, "otf2 writes an archive directory: give -o DIR, not '-'");
+    char err[1024] = "";
+    if (sp_export_otf2(out, profile, options, err, sizeof err) < 0)
+        return cli_file_error(CMD, sp_export_have_otf2 && strncmp(err, out, strlen(out)) ? out
+                                                                                     : NULL,
+                              "%s", err);
+    return 0;
+}
+
 static int export_prof_files(const char *out, const sp_profile *profile,
                              const sp_export_options *options)
 {
@@ -153,7 +171,7 @@ int cmd_export(int argc, char **argv)
         return 0;
     }
     if (argc < 2)
-        return cli_usage_error(CMD, "missing FORMAT (speedscope, chrome, prof, folded, json, csv)");
+        return cli_usage_error(CMD, "missing FORMAT (speedscope, chrome, prof, folded, json, csv, otf2)");
     const char *out = NULL, *label = NULL;
     int call_paths = 1, have_format = 0;
     format fmt = SPEEDSCOPE;
@@ -199,7 +217,7 @@ int cmd_export(int argc, char **argv)
                 k++;
             if (k == sizeof formats / sizeof formats[0]) {
                 rc = cli_usage_error(CMD, "unknown format '%s' (speedscope, chrome, prof, "
-                                          "folded, json, csv)", argv[i]);
+                                          "folded, json, csv, otf2)", argv[i]);
                 goto done;
             }
             fmt = formats[k].fmt;
@@ -239,6 +257,8 @@ int cmd_export(int argc, char **argv)
         .selection = &sel, .label = label, .call_paths = call_paths, .warnings = stderr};
     if (fmt == PROF)
         rc = export_prof_files(out, profile, &options);
+    else if (fmt == OTF2)
+        rc = export_otf2_archive(out, profile, &options);
     else
         rc = write_output(out, write_document, profile, &options, &fmt);
     if (rc == 0 && fmt != PROF && strcmp(out, "-"))
