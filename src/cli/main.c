@@ -19,7 +19,7 @@ struct command {
 static const struct command commands[] = {
     {"run", cmd_run, "run a command under the profiler (sets LD_PRELOAD)"},
     {"report", cmd_report, "print the call tree, flat profile, threads and ranks"},
-    {"export", cmd_export, "export to speedscope, chrome, prof, folded, json or csv"},
+    {"export", cmd_export, "export to speedscope, chrome, prof, folded, json, csv or otf2"},
     {"flame", cmd_flame, "write an interactive SVG flame graph (or --chart)"},
     {"merge", cmd_merge, "merge rank files into one multi-rank file"},
     {"check", cmd_check, "validate files; exit 1 with the reasons when damaged"},

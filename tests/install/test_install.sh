@@ -40,21 +40,29 @@ for f in "$shim" "$lib/scopeprof/libscopeprof-writer.so" "$lib/libscopeprof-mark
          "$root/$includedir/scope_profiler.h" "$root/$includedir/scope_profiler.f90" \
          "$fmoddir/scope_profiler.mod" "$lib/pkgconfig/scopeprof.pc" \
          "$lib/pkgconfig/scopeprof-markers.pc" "$lib/cmake/scopeprof/scopeprofConfig.cmake" \
-         "$lib/cmake/scopeprof/scopeprofConfigVersion.cmake" "$scopeprof"; do
+         "$lib/cmake/scopeprof/scopeprofConfigVersion.cmake" "$scopeprof" \
+         "$root/share/man/man1/scopeprof.1" "$root/share/man/man1/scopeprof-export.1" \
+         "$root/share/man/man7/scopeprof.7" "$root/share/bash-completion/completions/scopeprof"; do
   [ -e "$f" ] || fail "not installed: ${f#$root/}"
 done
 # The analysis headers are internal (docs/install.md): not installed.
 [ ! -e "$root/$includedir/scopeprof/analysis.h" ] || fail "internal header installed"
+
+# The installed pages render (their content is test_man.sh's).
+MANPATH=$root/share/man man -w scopeprof-report >/dev/null || fail "man cannot find scopeprof-report"
+[ -n "$(MANPATH=$root/share/man MANWIDTH=80 man 7 scopeprof 2>/dev/null | grep SCOPE_PROFILER_OUTPUT)" ] ||
+  fail "man 7 scopeprof"
+expect() { # what got expected
+  [ "$2" = "$3" ] || fail "$1: got $2, expected $3"
+  echo "ok: $1 = $3"
+}
+expect "scopeprof version" "$("$scopeprof" version)" "$("$scopeprof" --version)"
 
 # calls FILE... CALL_PATH: how many calls of the files have that call path.
 calls() {
   local path=${*: -1}
   "$scopeprof" export csv "${@:1:$#-1}" -o - |
     awk -F, -v p="$path" 'NR > 1 && $7 == p { n++ } END { print n + 0 }'
-}
-expect() { # what got expected
-  [ "$2" = "$3" ] || fail "$1: got $2, expected $3"
-  echo "ok: $1 = $3"
 }
 
 step "CMake project (C + Fortran) against $root"
