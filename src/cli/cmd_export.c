@@ -240,6 +240,12 @@ int cmd_export(int argc, char **argv)
                                   "--exclude, not --lanes, --from, --to or --min-duration");
         goto done;
     }
+    if (fmt == OTF2 && !sp_export_have_otf2) { /* say so before reading anything */
+        char why[512];
+        sp_export_otf2(NULL, NULL, NULL, why, sizeof why);
+        rc = cli_file_error(CMD, NULL, "%s", why);
+        goto done;
+    }
     if (!out)
         for (size_t k = 0; k < sizeof formats / sizeof formats[0]; k++)
             if (formats[k].fmt == fmt) {
