@@ -197,7 +197,10 @@ static int write_rank(writer *w, const sp_profile *profile, const sp_rank_data *
         size_t t = order[k];
         if (walk.lane_calls[t] == 0)
             continue;
-        char label[512] = "MainThread";
+        /* Without lane columns the rank is one lane, named as in the
+         * Chrome export. */
+        char label[512];
+        snprintf(label, sizeof label, "rank %u", data->rank);
         if (c->lane)
             sp_lane_label(profile, data->rank, walk.lanes[t], label, sizeof label);
         if (*num_locs == *cap_locs) {
