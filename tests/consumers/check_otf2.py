@@ -79,6 +79,9 @@ def check(name, h5, truth, ranks_expected=None):
         fail(f"{name}: event files {evt} for locations {sorted(locations)}")
     for text in defs["REGION"].values():
         region = quoted(text, "Name")
+        paradigm = "MPI" if region.startswith("MPI_") else "USER"
+        if f"Paradigm: {paradigm}," not in text:
+            fail(f"{name}: region {region} should have paradigm {paradigm}: {text}")
         if region in truth["sources"]:
             file, line = truth["sources"][region]
             if quoted(text, "File") != file or f"Begin: {line}," not in text:
@@ -156,6 +159,38 @@ if files is not None:
     if [quoted(t, "Name") for t in groups.values()] != ["rank 1"]:
         fail(f"--ranks 1: location groups {groups}")
     print("ok: mpi3: existing archive refused, '-' refused, --ranks 1 keeps rank 1 only")
+    done += 1
+# A region named MPI_* (as MPI call recording names them) has the MPI
+# paradigm: a program built here, 2 x step > MPI_Allreduce.
+cc = shutil.which("cc")
+if cc:
+    src = os.path.join(d, "mpi_named.c")
+    with open(src, "w") as f:
+        f.write('#include "scope_profiler.h"\n'
+                'int main(void) { int s = sp_region("step"), a = sp_region("MPI_Allreduce");\n'
+                '  for (int i = 0; i < 2; i++) { sp_begin(s); sp_begin(a); sp_end(a); sp_end(s); }\n'
+                '  return 0; }\n')
+    preload_dir = os.path.dirname(os.environ["SCOPEPROF_SHIM"])
+    exe = os.path.join(d, "mpi_named")
+    subprocess.run([cc, src, "-o", exe, "-I", os.path.join(os.path.dirname(__file__), "..", "..",
+                                                          "include"),
+                    "-L", preload_dir, "-lscopeprof-markers", "-Wl,-rpath," + preload_dir],
+                   check=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCOPE_PROFILER_")}
+    env.update(LD_PRELOAD=os.environ["SCOPEPROF_SHIM"],
+               SCOPE_PROFILER_OUTPUT=os.path.join(d, "mpi_named"))
+    subprocess.run([exe], env=env, check=True)
+    h5 = [os.path.join(d, "mpi_named_rank00000.h5")]
+    truth = make_profile.truth_from_h5(h5)
+    if collections.Counter(c["path"] for c in truth["calls"]) != {"step": 2,
+                                                                 "step > MPI_Allreduce": 2}:
+        fail(f"mpi_named: calls {truth['calls']}")
+    archive_dir, enters = check("mpi_named", h5, truth)
+    regions = definitions(os.path.join(archive_dir, "traces.otf2"))["REGION"].values()
+    if sorted(quoted(t, "Name") + " " + re.search(r"Paradigm: (\w+)", t).group(1)
+              for t in regions) != ["MPI_Allreduce MPI", "step USER"]:
+        fail(f"mpi_named: regions {list(regions)}")
+    print("ok: mpi_named: MPI_Allreduce has the MPI paradigm, step USER")
     done += 1
 if done < 2:
     fail("fewer than two inputs checked")
