@@ -30,7 +30,8 @@ for cmd in $commands; do
   for opt in $("$exe" "$cmd" --help | grep -oE '(^| )--?[a-zA-Z][-a-zA-Z]*' | sort -u); do
     grep -qF -- "$opt" <<<"$text_cmd" || fail "scopeprof-$cmd(1) lacks $opt"
   done
-  echo "ok: scopeprof-$cmd(1): renders cleanly, has every option of --help"
+  [ "$("$exe" help "$cmd")" = "$("$exe" "$cmd" --help)" ] || fail "scopeprof help $cmd differs from --help"
+  echo "ok: scopeprof-$cmd(1): renders cleanly, has every option of --help (= scopeprof help $cmd)"
 done
 for fmt in speedscope chrome prof folded json csv otf2; do
   grep -qE "^ +$fmt( |$)" <<<"$(render "$pages/scopeprof-export.1")" ||
@@ -71,4 +72,6 @@ for cmd in $commands; do
 done
 [ -z "$(complete_words scopeprof export otf2 run.h5 'csv')" ] ||
   fail "a format offered after the format was given"
+[ "$("$exe" version)" = "$("$exe" --version)" ] || fail "scopeprof version"
+"$exe" help no-such-command 2>/dev/null && fail "scopeprof help of an unknown command succeeded"
 echo "all man page and completion checks passed"
