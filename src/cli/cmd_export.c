@@ -130,9 +130,9 @@ static int export_otf2_archive(const char *out, const sp_profile *profile,
         return cli_usage_error(CMD, "otf2 writes an archive directory: give -o DIR, not '-'");
     char err[1024] = "";
     if (sp_export_otf2(out, profile, options, err, sizeof err) < 0)
-        return cli_file_error(CMD, sp_export_have_otf2 && strncmp(err, out, strlen(out)) ? out
-                                                                                     : NULL,
-                              "%s", err);
+        /* The library's failures are named after the archive; the others
+         * already name their file. */
+        return cli_file_error(CMD, strncmp(err, "OTF2:", 5) ? NULL : out, "%s", err);
     return 0;
 }
 

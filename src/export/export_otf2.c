@@ -166,10 +166,32 @@ static int compare_lane_index(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The library prints every error (and the ones it causes) on stderr; keep
+ * only the first one, for our own one-line message. */
+static char first_library_error[512];
+
+static OTF2_ErrorCode keep_first_error(void *user, const char *file, uint64_t line,
+                                       const char *function, OTF2_ErrorCode code,
+                                       const char *format, va_list va)
+{
+    (void)user;
+    (void)file;
+    (void)line;
+    (void)function;
+    if (!first_library_error[0]) {
+        char text[384] = "";
+        if (format)
+            vsnprintf(text, sizeof text, format, va);
+        snprintf(first_library_error, sizeof first_library_error, "%s%s%s",
+                 OTF2_Error_GetDescription(code), text[0] ? ": " : "", text);
+    }
+    return code;
+}
+
 static int fail_otf2(char *err, size_t errlen, const char *what, OTF2_ErrorCode code)
 {
-    snprintf(err, errlen, "OTF2: %s: %s (%s)", what, OTF2_Error_GetName(code),
-             OTF2_Error_GetDescription(code));
+    snprintf(err, errlen, "OTF2: %s: %s", what,
+             first_library_error[0] ? first_library_error : OTF2_Error_GetDescription(code));
     return -1;
 }
 
@@ -374,6 +396,17 @@ static int check_target(const char *dir, char *err, size_t errlen)
                  dir);
         return -1;
     }
+    /* The archive's other names: never written over, so that a failed
+     * export removes only what it wrote. */
+    static const char *const parts[] = {"traces", "traces.def"};
+    for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, parts[k]);
+        if (lstat(path, &st) == 0) {
+            snprintf(err, errlen, "%s already exists: remove it or choose another -o", path);
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -382,8 +415,6 @@ int sp_export_otf2(const char *dir, const sp_profile *profile, const sp_export_o
 {
     if (check_target(dir, err, errlen) < 0)
         return -1;
-    struct stat st;
-    int created_dir = stat(dir, &st) != 0;
     const sp_selection *sel = options ? options->selection : NULL;
     uint32_t *ranks = NULL;
     long num_ranks = sp_selected_ranks(profile, sel, &ranks);
@@ -403,13 +434,25 @@ int sp_export_otf2(const char *dir, const sp_profile *profile, const sp_export_o
         return -1;
     }
 
+    /* Created here, so that a bad path is our one clear line. */
+    struct stat st;
+    int created_dir = stat(dir, &st) != 0;
+    if (created_dir && mkdir(dir, 0777) != 0) {
+        snprintf(err, errlen, "%s: cannot create the archive directory: %s", dir,
+                 strerror(errno));
+        strings_free(&s);
+        free(ranks);
+        return -1;
+    }
+    first_library_error[0] = '\0';
+    OTF2_ErrorCallback previous = OTF2_Error_RegisterCallback(keep_first_error, NULL);
     OTF2_Archive *archive = OTF2_Archive_Open(dir, "traces", OTF2_FILEMODE_WRITE,
                                               1024 * 1024, 4 * 1024 * 1024,
                                               OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
     if (!archive) {
-        snprintf(err, errlen, "OTF2: cannot create the archive in %s: %s", dir,
-                 strerror(errno ? errno : EIO));
+        fail_otf2(err, errlen, "cannot create the archive", OTF2_ERROR_EIO);
         remove_archive(dir, created_dir);
+        OTF2_Error_RegisterCallback(previous, NULL);
         strings_free(&s);
         free(ranks);
         return -1;
@@ -469,6 +512,7 @@ int sp_export_otf2(const char *dir, const sp_profile *profile, const sp_export_o
     e = OTF2_Archive_Close(archive);
     if (rc == 0 && e != OTF2_SUCCESS)
         rc = fail_otf2(err, errlen, "closing the archive", e);
+    OTF2_Error_RegisterCallback(previous, NULL);
     if (rc < 0)
         remove_archive(dir, created_dir);
     if (rc == 0) {

@@ -191,6 +191,22 @@ if cc:
               for t in regions) != ["MPI_Allreduce MPI", "step USER"]:
         fail(f"mpi_named: regions {list(regions)}")
     print("ok: mpi_named: MPI_Allreduce has the MPI paradigm, step USER")
+    # Bad targets: one line each, and nothing of the user's removed.
+    blocked = os.path.join(d, "blocked")
+    os.makedirs(blocked)
+    open(os.path.join(blocked, "traces"), "w").close()
+    r = scopeprof("export", "otf2", *h5, "-o", blocked, expect=1)
+    if r.stderr.count("\n") != 1 or "traces already exists" not in r.stderr or \
+            os.listdir(blocked) != ["traces"]:
+        fail(f"export into a directory holding 'traces': {r.stderr} {os.listdir(blocked)}")
+    r = scopeprof("export", "otf2", *h5, "-o", os.path.join(d, "no", "such", "dir"), expect=1)
+    if r.stderr.count("\n") != 1 or "cannot create the archive directory" not in r.stderr:
+        fail(f"export into a missing parent: {r.stderr}")
+    r = scopeprof("export", "otf2", *h5, "--include", "nomatch", "-o",
+                  os.path.join(d, "empty_otf2"), expect=1)
+    if "no calls recorded" not in r.stderr or os.path.exists(os.path.join(d, "empty_otf2")):
+        fail(f"an export of nothing: {r.stderr}")
+    print("ok: blocked target, missing parent, empty selection: one line each, nothing left")
     done += 1
 if done < 2:
     fail("fewer than two inputs checked")
