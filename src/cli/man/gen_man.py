@@ -273,7 +273,12 @@ def generate(exe, readme, version, outdir, stamp):
     commands = []
     for b in blocks:
         if b[0] == "section" and b[1] == "commands":
-            commands = [(t, d) for t, d in b[3] if t not in META_COMMANDS]
+            # "  %-8s %s": a name of 8 or more characters is followed by a
+            # single space, so the name is the first word, whatever follows.
+            for term, desc in b[3]:
+                name, _, rest = term.partition(" ")
+                if name not in META_COMMANDS:
+                    commands.append((name, (rest.strip() + " " + desc).strip()))
     if not commands:
         sys.exit("gen_man.py: `scopeprof --help` lists no commands")
     os.makedirs(outdir, exist_ok=True)
