@@ -146,6 +146,13 @@ int sp_export_json(FILE *out, const sp_profile *profile, const sp_export_options
                    char *err, size_t errlen);
 int sp_export_csv(FILE *out, const sp_profile *profile, const sp_export_options *options,
                   char *err, size_t errlen);
+/* An OTF2 archive in directory dir (created if missing; an archive already
+ * there is an error): dir/traces.otf2, dir/traces.def, dir/traces/N.evt,
+ * one location per rank and lane.  Without libotf2 at build time
+ * (sp_export_have_otf2 == 0) it fails, saying how to enable it. */
+extern const int sp_export_have_otf2;
+int sp_export_otf2(const char *dir, const sp_profile *profile, const sp_export_options *options,
+                   char *err, size_t errlen);
 /* chart = 0: flame graph (aggregated by call path); 1: flame chart (time). */
 int sp_flame_svg(FILE *out, const sp_profile *profile, const sp_export_options *options,
                  int chart, char *err, size_t errlen);

@@ -165,6 +165,12 @@ int cli_find_shim(char *buf, size_t buflen)
         (size_t)snprintf(path, sizeof path, "%s/../preload/libscopeprof.so", dir) < sizeof path &&
         access(path, R_OK) == 0)
         return copy_path(buf, buflen, realpath(path, resolved) ? resolved : path);
+    /* Installed: the shim of the same install, wherever it was moved. */
+    if (SCOPEPROF_LIBDIR_FROM_BINDIR[0] && cli_exe_dir(dir, sizeof dir) == 0 &&
+        (size_t)snprintf(path, sizeof path, "%s/%s/libscopeprof.so", dir,
+                         SCOPEPROF_LIBDIR_FROM_BINDIR) < sizeof path &&
+        access(path, R_OK) == 0)
+        return copy_path(buf, buflen, realpath(path, resolved) ? resolved : path);
     copy_path(buf, buflen, SCOPEPROF_LIBDIR "/libscopeprof.so");
     return access(SCOPEPROF_LIBDIR "/libscopeprof.so", R_OK) == 0 ? 0 : -1;
 }

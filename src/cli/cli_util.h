@@ -47,7 +47,8 @@ int cli_use_color(FILE *out);
  * 0 or -1. */
 int cli_exe_dir(char *buf, size_t buflen);
 /* Path of libscopeprof.so: <exe dir>/../preload/libscopeprof.so in a build
- * tree, else SCOPEPROF_LIBDIR/libscopeprof.so once installed.  0 and buf
+ * tree, else <exe dir>/SCOPEPROF_LIBDIR_FROM_BINDIR/libscopeprof.so (the
+ * same install, even moved), else SCOPEPROF_LIBDIR/libscopeprof.so.  0 and buf
  * filled when one of them is readable, -1 otherwise (buf holds the
  * installed path, for the error message). */
 int cli_find_shim(char *buf, size_t buflen);

@@ -37,6 +37,9 @@ static const char export_help[] =
     "  json        lossless scope-profiler JSON profile, integer ns (row filters\n"
     "              only: --ranks, --include, --exclude) (default OUT profile.json)\n"
     "  csv         one row per call (default OUT profile.csv)\n"
+    "  otf2        OTF2 archive for Vampir, Scalasca, otf2-print: OUT is a directory\n"
+    "              (OUT/traces.otf2), one location per rank and lane (default OUT\n"
+    "              profile_otf2; needs a build with libotf2)\n"
     "\n"
     "options:\n"
     "  -o, --output OUT      output file ('-' = standard output, not for prof)\n"
@@ -51,7 +54,7 @@ static const char export_help[] =
     "A warning is printed when an export holds more than a million events.\n"
     "Exit status: 0 ok, 1 unreadable file or failed export, 2 usage error.\n";
 
-typedef enum format { SPEEDSCOPE, CHROME, PERFETTO, PROF, FOLDED, JSON, CSV } format;
+typedef enum format { SPEEDSCOPE, CHROME, PERFETTO, PROF, FOLDED, JSON, CSV, OTF2 } format;
 
 static const struct {
     const char *name;
@@ -66,6 +69,7 @@ static const struct {
     {"folded", FOLDED, "profile.folded"},
     {"json", JSON, "profile.json"},
     {"csv", CSV, "profile.csv"},
+    {"otf2", OTF2, "profile_otf2"},
 };
 
 /* Write with `fn` into path (or stdout for "-"); a failed export leaves no
@@ -122,6 +126,20 @@ static int write_prof(FILE *out, const sp_profile *p, const sp_export_options *o
     return sp_export_prof(out, p, *(const uint32_t *)ctx, o, err, errlen);
 }
 
+/* OTF2 writes a directory of files: no '-'. */
+static int export_otf2_archive(const char *out, const sp_profile *profile,
+                               const sp_export_options *options)
+{
+    if (!strcmp(out, "-"))
+        return cli_usage_error(CMD, "otf2 writes an archive directory: give -o DIR, not '-'");
+    char err[1024] = "";
+    if (sp_export_otf2(out, profile, options, err, sizeof err) < 0)
+        /* The library's failures are named after the archive; the others
+         * already name their file. */
+        return cli_file_error(CMD, strncmp(err, "OTF2:", 5) ? NULL : out, "%s", err);
+    return 0;
+}
+
 static int export_prof_files(const char *out, const sp_profile *profile,
                              const sp_export_options *options)
 {
@@ -157,7 +175,7 @@ int cmd_export(int argc, char **argv)
         return 0;
     }
     if (argc < 2)
-        return cli_usage_error(CMD, "missing FORMAT (speedscope, perfetto, chrome, prof, folded, json, csv)");
+        return cli_usage_error(CMD, "missing FORMAT (speedscope, perfetto, chrome, prof, folded, json, csv, otf2)");
     const char *out = NULL, *label = NULL;
     int call_paths = 1, have_format = 0;
     format fmt = SPEEDSCOPE;
@@ -203,7 +221,7 @@ int cmd_export(int argc, char **argv)
                 k++;
             if (k == sizeof formats / sizeof formats[0]) {
                 rc = cli_usage_error(CMD, "unknown format '%s' (speedscope, perfetto, chrome, "
-                                          "prof, folded, json, csv)", argv[i]);
+                                          "prof, folded, json, csv, otf2)", argv[i]);
                 goto done;
             }
             fmt = formats[k].fmt;
@@ -226,6 +244,12 @@ int cmd_export(int argc, char **argv)
                                   "--exclude, not --lanes, --from, --to or --min-duration");
         goto done;
     }
+    if (fmt == OTF2 && !sp_export_have_otf2) { /* say so before reading anything */
+        char why[512];
+        sp_export_otf2(NULL, NULL, NULL, why, sizeof why);
+        rc = cli_file_error(CMD, NULL, "%s", why);
+        goto done;
+    }
     if (!out)
         for (size_t k = 0; k < sizeof formats / sizeof formats[0]; k++)
             if (formats[k].fmt == fmt) {
@@ -243,6 +267,8 @@ int cmd_export(int argc, char **argv)
         .selection = &sel, .label = label, .call_paths = call_paths, .warnings = stderr};
     if (fmt == PROF)
         rc = export_prof_files(out, profile, &options);
+    else if (fmt == OTF2)
+        rc = export_otf2_archive(out, profile, &options);
     else
         rc = write_output(out, write_document, profile, &options, &fmt);
     if (rc == 0 && fmt != PROF && strcmp(out, "-"))

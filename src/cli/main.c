@@ -19,7 +19,7 @@ struct command {
 static const struct command commands[] = {
     {"run", cmd_run, "run a command under the profiler (sets LD_PRELOAD)"},
     {"report", cmd_report, "print the call tree, flat profile, threads and ranks"},
-    {"export", cmd_export, "export to speedscope, chrome, prof, folded, json or csv"},
+    {"export", cmd_export, "export to speedscope, chrome, prof, folded, json, csv or otf2"},
     {"flame", cmd_flame, "write an interactive SVG flame graph (or --chart)"},
     {"merge", cmd_merge, "merge rank files into one multi-rank file"},
     {"check", cmd_check, "validate files; exit 1 with the reasons when damaged"},
@@ -69,6 +69,8 @@ static void usage(FILE *out)
     fprintf(out, "usage: scopeprof <command> [options] FILES...\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "  %-8s %s\n", "help", "'scopeprof help CMD' = 'scopeprof CMD --help'");
+    fprintf(out, "  %-8s %s\n", "version", "print the version (also --version, -V)");
     fprintf(out, "\n'scopeprof <command> --help' describes each command.\n");
 }
 
@@ -80,11 +82,19 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    /* `scopeprof help CMD` is `scopeprof CMD --help`. */
+    char help_option[] = "--help";
+    char *help_argv[] = {argv[0], argc > 2 ? argv[2] : NULL, help_option, NULL};
+    if (!strcmp(argv[1], "help") && argc > 2) {
+        argc = 3;
+        argv = help_argv;
+    } else if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+               !strcmp(argv[1], "help")) {
         usage(stdout);
         return 0;
     }
-    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") ||
+        !strcmp(argv[1], "version")) {
         printf("scopeprof %s\n", SCOPEPROF_VERSION);
         return 0;
     }
