@@ -237,6 +237,33 @@ with tempfile.TemporaryDirectory() as tmp:
     else:
         print("skipped: rank counts (no mpi_regions_mpich or mpiexec.mpich)")
 
+    # ---- report --format json|csv: the tables for scripts
+    h5 = os.path.join(a[0], "compare_rank00000.h5")
+    r = sp("report", h5, "--format", "json")
+    doc = json.loads(r.stdout)
+    check(r.returncode == 0 and doc["scopeprof"] == "report" and doc["format_version"] == 1
+          and doc["ranks"] == [0] and doc["calls"] == 404 and doc["files"] == [h5],
+          f"report json header: {r.stderr}")
+    flat = {x["region"]: x for x in doc["flat"]}
+    tree = {x["path"]: x for x in doc["tree"]}
+    check(flat["assemble"]["calls"] == 200 and flat["main"]["calls"] == 1
+          and flat["assemble"]["total_ns"] == tree[SLOW]["inclusive_ns"], f"report flat {flat}")
+    check(sorted(tree) == ["main", "main > finish", "main > setup", "main > solve", SLOW,
+                           "main > solve > smooth"] and tree[SLOW]["parent"] == "main > solve"
+          and tree[SLOW]["depth"] == 2 and doc["tree"][0]["path"] == "main",
+          f"report tree {sorted(tree)}")
+    check(doc["ranks_table"] == [] and len(doc["threads"]) == 1, "one rank: no ranks table")
+    r = sp("report", h5, "--format", "csv", "--tree")
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    check([x["path"] for x in rows] == [x["path"] for x in doc["tree"]]
+          and rows[0].keys() >= {"path", "calls", "inclusive_ns", "exclusive_ns"},
+          f"report csv --tree: {r.stdout[:300]}")
+    r = sp("report", h5, "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    check({x["region"]: int(x["calls"]) for x in rows}["smooth"] == 200, "report csv flat")
+    r = sp("report", h5, "--format", "csv", "--tree", "--flat")
+    check(r.returncode == 2, "report csv with two tables is a usage error")
+
     # ---- usage: check with one argument points to validate; bad values
     r = sp("check", os.path.join(a[0], "compare_rank00000.h5"))
     check(r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "validate" in r.stderr,
