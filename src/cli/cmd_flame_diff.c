@@ -18,8 +18,9 @@ static const char flame_diff_help[] =
     "Write a differential flame graph: the flame graph of B (width = B's\n"
     "inclusive time per call path, ranks and threads merged), each frame\n"
     "coloured by the change of its own time from A to B: red slower, blue\n"
-    "faster, white unchanged, full colour at +-50 %%; paths new in B are full\n"
-    "red, paths only in A are listed under the title.  Hover a frame for both\n"
+    "faster, white unchanged, full colour at +-50 %% (paler when the own time\n"
+    "is under 1 %% of the graph); paths new in B are full red, paths only in A\n"
+    "are listed under the title.  Hover a frame for both\n"
     "runs' calls, inclusive and own time and the change; click to zoom.\n"
     "\n"
     "%s"
@@ -33,6 +34,18 @@ static const char flame_diff_help[] =
     "%s"
     "\n"
     "Exit status: 0 ok, 1 unreadable file or failed drawing, 2 usage error.\n";
+
+/* Last component of a run's name, for the title ("out/run1/" -> "run1"). */
+static void short_name(char *buf, size_t len, const char *input)
+{
+    size_t n = strlen(input);
+    while (n > 1 && input[n - 1] == '/')
+        n--;
+    size_t start = n;
+    while (start > 0 && input[start - 1] != '/')
+        start--;
+    snprintf(buf, len, "%.*s", (int)(n - start), input + start);
+}
 
 int cmd_flame_diff(int argc, char **argv)
 {
@@ -58,9 +71,13 @@ int cmd_flame_diff(int argc, char **argv)
     char title[1200];
     if (args.label)
         snprintf(title, sizeof title, "%s", args.label);
-    else
-        snprintf(title, sizeof title, "Differential flame graph: %s%s -> %s%s", a[0].description,
-                 args.num_a > 1 ? " ..." : "", b[0].description, args.num_b > 1 ? " ..." : "");
+    else {
+        char name_a[256], name_b[256];
+        short_name(name_a, sizeof name_a, a[0].description);
+        short_name(name_b, sizeof name_b, b[0].description);
+        snprintf(title, sizeof title, "Differential flame graph: %s%s -> %s%s", name_a,
+                 args.num_a > 1 ? " ..." : "", name_b, args.num_b > 1 ? " ..." : "");
+    }
     int to_stdout = !strcmp(out, "-");
     FILE *f = to_stdout ? stdout : fopen(out, "wb");
     if (!f) {

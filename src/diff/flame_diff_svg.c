@@ -2,7 +2,9 @@
  * A B`): the flame graph of B (width = B's inclusive time per call path)
  * with each frame coloured by the change of its own time from A to B, red
  * slower, blue faster, white unchanged, saturated at +-50 % (new paths full
- * red).  Every tooltip gives both runs' numbers.  Kept apart from
+ * red).  A frame whose own time is under 1 % of the graph is paler in
+ * proportion: the relative change of a few microseconds is mostly noise and
+ * would otherwise paint every thin parent frame.  Every tooltip gives both runs' numbers.  Kept apart from
  * src/export/flame_svg.c on purpose: the plain flame graph stays simple. */
 #include <math.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #define CHAR_W 6.6
 #define HEADER 56.0
 #define SATURATION 50.0 /* % change drawn at full colour */
+#define FULL_WEIGHT 0.01 /* own time (fraction of the graph) drawn at full colour */
 
 static void xml(FILE *out, const char *s)
 {
@@ -178,13 +181,14 @@ int sp_flame_diff_svg(FILE *out, const sp_run_stats *a, size_t num_a, const sp_r
             WIDTH, height, WIDTH, height);
     fprintf(out, script, WIDTH, MARGIN, CHAR_W);
     fprintf(out, "<rect class=\"background\" x=\"0\" y=\"0\" width=\"%g\" height=\"%g\" "
-                 "fill=\"#f8f8f8\"/>\n<text x=\"%g\" y=\"20\" style=\"font-size:15px\">",
-            WIDTH, height, WIDTH / 2 - 250);
+                 "fill=\"#f8f8f8\"/>\n<text x=\"%g\" y=\"20\" text-anchor=\"middle\" "
+                 "style=\"font-size:15px\">",
+            WIDTH, height, WIDTH / 2);
     xml(out, title);
     fprintf(out, "</text>\n<text id=\"unzoom\" x=\"%g\" y=\"20\" style=\"opacity:0\">"
                  "Reset zoom</text>\n<text id=\"legend\" x=\"%g\" y=\"36\">width: B; colour: "
-                 "change of own time from A to B (red slower, blue faster, full at %g %%)"
-                 "</text>\n<text id=\"removed\" x=\"%g\" y=\"50\">",
+                 "change of own time from A to B (red slower, blue faster, full at %g %%; "
+                 "paler below 1 %% of the graph)</text>\n<text id=\"removed\" x=\"%g\" y=\"50\">",
             MARGIN, MARGIN, SATURATION, MARGIN);
     size_t removed = 0;
     for (size_t k = 0; k < n; k++) {
@@ -208,6 +212,9 @@ int sp_flame_diff_svg(FILE *out, const sp_run_stats *a, size_t num_a, const sp_r
                         : isfinite(orow->pct)      ? orow->pct / SATURATION
                         : orow->b > 0              ? 1
                                                    : 0;
+        double own_share = (orow->a > orow->b ? orow->a : orow->b) * scale;
+        if (own_share < FULL_WEIGHT)
+            change *= own_share / FULL_WEIGHT;
         int r, g, bl;
         change_colour(change, &r, &g, &bl);
         double fx = x[k] * scale, fw = row->b * scale;
