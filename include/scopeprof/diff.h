@@ -64,8 +64,6 @@ typedef struct sp_key_stats {
     int64_t *samples;         /* sorted durations, num_samples of them */
     size_t num_samples;
     int64_t parent;           /* index of the parent path in keys; -1 root or by name */
-    const char *source_file;  /* first known; "" unknown (points into the profile) */
-    int64_t source_line;
 } sp_key_stats;
 
 typedef struct sp_run_stats {
@@ -81,7 +79,6 @@ typedef struct sp_run_stats {
     sp_key_stats *keys;       /* sorted by key (strcmp) */
     size_t num_warnings;      /* ranks left out (not properly nested) */
     char **warnings;
-    sp_profile *profile;      /* kept for source locations; owned */
 } sp_run_stats;
 
 /* The files of one run named by `input`: a file; a directory (its *.h5

@@ -104,8 +104,12 @@ static void print_verdict(const sp_diff *diff, const compare_args *args, size_t 
 
 int cmd_check(int argc, char **argv)
 {
-    /* `check FILE` was file validation: say where it went, in one line. */
-    if (argc == 2 && argv[1][0] != '-') {
+    /* `check FILES` was file validation: say where it went, in one line. */
+    int gate = 0;
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        gate |= !strncmp(argv[i], "--max-regression", 16) || !strcmp(argv[i], "--help") ||
+                !strcmp(argv[i], "-h") || !strcmp(argv[i], "--baseline");
+    if (!gate && argc >= 2) {
         fprintf(stderr, "scopeprof check: 'check' now compares two runs (check A B "
                         "--max-regression PCT); to validate files use 'scopeprof validate "
                         "FILES'\n");

@@ -23,8 +23,6 @@ typedef struct key_acc {
     int64_t *samples;
     size_t num_samples, cap;
     uint64_t rng;
-    const char *source_file;
-    int64_t source_line;
 } key_acc;
 
 typedef struct collect {
@@ -50,10 +48,6 @@ static int grow_acc(collect *c, size_t slots)
     if (!grown)
         return -1;
     memset(grown + c->num_acc, 0, (n - c->num_acc) * sizeof *grown);
-    for (size_t k = c->num_acc; k < n; k++) {
-        grown[k].source_file = "";
-        grown[k].source_line = -1;
-    }
     c->acc = grown;
     c->num_acc = n;
     return 0;
@@ -92,8 +86,7 @@ static int add_sample(key_acc *a, size_t slot, int64_t duration)
     return 0;
 }
 
-static int add_call(collect *c, size_t slot, int64_t duration, int64_t exclusive,
-                    const sp_row *row)
+static int add_call(collect *c, size_t slot, int64_t duration, int64_t exclusive)
 {
     key_acc *a = &c->acc[slot];
     a->calls++;
@@ -120,10 +113,6 @@ static int add_call(collect *c, size_t slot, int64_t duration, int64_t exclusive
         c->touched[c->num_touched++] = (uint32_t)slot;
     }
     a->rank_total += d;
-    if (!a->source_file[0] && row && row->source_file && row->source_file[0]) {
-        a->source_file = row->source_file;
-        a->source_line = row->source_line;
-    }
     return add_sample(a, slot, duration);
 }
 
@@ -150,8 +139,7 @@ static int on_rank(void *ctx, const sp_profile *profile, const sp_rank_data *dat
         return -1;
     for (size_t i = 0; i < calls->n; i++) {
         size_t slot = c->by_name ? calls->region[i] : (size_t)c->node_of_call[i];
-        if (add_call(c, slot, calls->end[i] - calls->start[i], calls->exclusive[i],
-                     sp_rank_data_row(profile, data, i)) != 0)
+        if (add_call(c, slot, calls->end[i] - calls->start[i], calls->exclusive[i]) != 0)
             return -1;
     }
     for (size_t k = 0; k < c->num_touched; k++) {
@@ -250,8 +238,6 @@ static int make_keys(sp_run_stats *run, collect *c, const sp_profile *profile)
         key->num_samples = a->num_samples;
         a->samples = NULL;
         qsort(key->samples, key->num_samples, sizeof *key->samples, cmp_i64);
-        key->source_file = a->source_file;
-        key->source_line = a->source_line;
         run->num_keys++;
     }
     rc = 0;
@@ -304,15 +290,16 @@ int sp_run_stats_load(const char *input, const sp_selection *sel, int by_name,
     sp_run_inputs_free(paths, count);
     if (!profile)
         return -1;
-    out->profile = profile;
     if (!(out->description = strdup(input))) {
         snprintf(err, errlen, "out of memory");
+        sp_profile_free(profile);
         sp_run_stats_free(out);
         return -1;
     }
     if (profile->aggregate) {
         snprintf(err, errlen, "%s: the file keeps totals per region only (aggregate layout); "
                               "comparing needs the recorded calls", input);
+        sp_profile_free(profile);
         sp_run_stats_free(out);
         return -1;
     }
@@ -324,12 +311,15 @@ int sp_run_stats_load(const char *input, const sp_selection *sel, int by_name,
     sp_report report;
     if (sp_report_build(profile, &opt, &report, err, errlen) != 0) {
         collect_free(&c);
+        sp_profile_free(profile);
         sp_run_stats_free(out);
         return -1;
     }
     int rc = copy_header(out, &report, profile) == 0 && make_keys(out, &c, profile) == 0 ? 0 : -1;
+    /* the keys are copies: the profile (all the events) can go */
     sp_report_free(&report);
     collect_free(&c);
+    sp_profile_free(profile);
     if (rc != 0) {
         snprintf(err, errlen, "out of memory computing the statistics of %s", input);
         sp_run_stats_free(out);
@@ -350,8 +340,6 @@ void sp_run_stats_free(sp_run_stats *run)
     free(run->ranks);
     free(run->label);
     free(run->description);
-    if (run->profile)
-        sp_profile_free(run->profile);
     memset(run, 0, sizeof *run);
 }
 
