@@ -10,7 +10,8 @@ Usage: check_compare.py SCOPEPROF SHIM COMPARE_WORK [MPI_REGIONS_MPICH]
 The gate is asked about the median call duration (--metric p50): on this
 shared 2-core machine a region's total is dominated by preemption (a few
 calls wait milliseconds for a core), which the gate rightly calls noise,
-while the median of 200 calls doing fixed work moves only with the work.
+while the median of 1000 short calls doing fixed work moves only with the
+work.
 The default metric (total) is checked for the false-positive side only."""
 import csv
 import io
@@ -117,12 +118,12 @@ with tempfile.TemporaryDirectory() as tmp:
     check(doc["scopeprof"] == "diff" and doc["format_version"] == 1 and doc["metric"] == "calls"
           and doc["unit"] == "calls" and doc["match"] == "path", f"diff json header {doc}")
     check(doc["a"][0]["ranks"] == [0] and doc["b"][0]["ranks"] == [0]
-          and doc["a"][0]["calls"] == 404 and doc["a"][0]["wall_ns"] > 0
+          and doc["a"][0]["calls"] == 2004 and doc["a"][0]["wall_ns"] > 0
           and doc["a"][0]["files"] == 1, f"diff json runs {doc['a']} {doc['b']}")
     regions = {g["key"]: g for g in doc["regions"]}
     check(sorted(regions) == ["main", "main > finish", "main > setup", "main > solve",
                               SLOW, "main > solve > smooth"], f"diff json keys {sorted(regions)}")
-    for key, calls in (("main", 1), (SLOW, 200), ("main > solve > smooth", 200)):
+    for key, calls in (("main", 1), (SLOW, 1000), ("main > solve > smooth", 1000)):
         g = regions[key]
         check(g["a"] == calls and g["b"] == calls and g["delta"] == 0 and g["pct"] == 0
               and g["status"] == "matched" and g["calls_a"] == calls,
@@ -160,7 +161,7 @@ with tempfile.TemporaryDirectory() as tmp:
     r = sp("diff", a[0], n, "--metric", "calls", "--format", "json")
     regions = {g["key"]: g for g in json.loads(r.stdout)["regions"]}
     check(regions["main > solve > refine"]["status"] == "new"
-          and regions["main > solve > refine"]["b"] == 200
+          and regions["main > solve > refine"]["b"] == 1000
           and regions["main > solve > refine"]["pct"] is None, f"new: {regions}")
     check(regions["main > finish"]["status"] == "removed" and regions["main > finish"]["a"] == 1
           and regions["main > finish"]["b"] == 0, f"removed: {regions['main > finish']}")
@@ -196,7 +197,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check(frames["refine"][2] == "new" and frames["refine"][0][0] > frames["refine"][0][2] + 100,
           f"refine (new) is red: {frames['refine']}")
     title = frames["assemble"][1]
-    check("\nA: calls 200" in title and "\nB: calls 200" in title and "own time +" in title,
+    check("\nA: calls 1000" in title and "\nB: calls 1000" in title and "own time +" in title,
           f"tooltip has both runs: {title!r}")
     removed = [t for t in root.iter(ns + "text") if t.get("id") == "removed"]
     check(removed and "main > finish" in (removed[0].text or ""), "removed paths listed")
@@ -242,11 +243,11 @@ with tempfile.TemporaryDirectory() as tmp:
     r = sp("report", h5, "--format", "json")
     doc = json.loads(r.stdout)
     check(r.returncode == 0 and doc["scopeprof"] == "report" and doc["format_version"] == 1
-          and doc["ranks"] == [0] and doc["calls"] == 404 and doc["files"] == [h5],
+          and doc["ranks"] == [0] and doc["calls"] == 2004 and doc["files"] == [h5],
           f"report json header: {r.stderr}")
     flat = {x["region"]: x for x in doc["flat"]}
     tree = {x["path"]: x for x in doc["tree"]}
-    check(flat["assemble"]["calls"] == 200 and flat["main"]["calls"] == 1
+    check(flat["assemble"]["calls"] == 1000 and flat["main"]["calls"] == 1
           and flat["assemble"]["total_ns"] == tree[SLOW]["inclusive_ns"], f"report flat {flat}")
     check(sorted(tree) == ["main", "main > finish", "main > setup", "main > solve", SLOW,
                            "main > solve > smooth"] and tree[SLOW]["parent"] == "main > solve"
@@ -260,7 +261,7 @@ with tempfile.TemporaryDirectory() as tmp:
           f"report csv --tree: {r.stdout[:300]}")
     r = sp("report", h5, "--format", "csv")
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
-    check({x["region"]: int(x["calls"]) for x in rows}["smooth"] == 200, "report csv flat")
+    check({x["region"]: int(x["calls"]) for x in rows}["smooth"] == 1000, "report csv flat")
     r = sp("report", h5, "--format", "csv", "--tree", "--flat")
     check(r.returncode == 2, "report csv with two tables is a usage error")
 
