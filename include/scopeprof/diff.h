@@ -38,11 +38,15 @@ typedef enum sp_metric {
     SP_METRIC_CALLS,     /* number of calls */
     SP_METRIC_P50,       /* median call duration, ns */
     SP_METRIC_P95,       /* 95th percentile of the call durations, ns */
-    SP_METRIC_IMBALANCE  /* largest per-rank total / mean per-rank total */
+    SP_METRIC_IMBALANCE, /* largest per-rank total / mean per-rank total */
+    SP_METRIC_P99,       /* 99th percentile of the call durations, ns */
+    SP_METRIC_MIN,       /* shortest call, ns */
+    SP_METRIC_MAX        /* longest call, ns */
 } sp_metric;
 
-/* "total", "own", "mean", "calls", "p50", "p95", "imbalance" (also "avg" for
- * mean and "exclusive" for own, the Python package's spellings); 0 or -1. */
+/* "total", "own", "mean", "calls", "p50", "p95", "imbalance", and the Python
+ * package's "avg" (= mean), "p99", "min", "max"; also "exclusive" (= own).
+ * 0 or -1. */
 int sp_metric_parse(const char *text, sp_metric *out);
 const char *sp_metric_name(sp_metric metric);
 /* Is the metric a duration in ns (else a count or a ratio)? */
@@ -61,6 +65,7 @@ typedef struct sp_key_stats {
     /* Welford accumulators of the call durations and exclusive times */
     double mean_incl, m2_incl, mean_own, m2_own;
     double rank_max;          /* largest per-rank total, ns */
+    int64_t minimum, maximum; /* shortest and longest call, ns */
     int64_t *samples;         /* sorted durations, num_samples of them */
     size_t num_samples;
     int64_t parent;           /* index of the parent path in keys; -1 root or by name */

@@ -2,6 +2,7 @@
  * differential flame graph (src/diff/flame_diff_svg.c). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -50,7 +51,9 @@ static void short_name(char *buf, size_t len, const char *input)
 int cmd_flame_diff(int argc, char **argv)
 {
     /* drop --diff itself; the rest is the comparing commands' syntax */
-    char *args_v[argc + 1];
+    char **args_v = malloc(((size_t)argc + 1) * sizeof *args_v);
+    if (!args_v)
+        return cli_file_error(CMD, NULL, "out of memory");
     int n = 0;
     for (int i = 0; i < argc; i++)
         if (strcmp(argv[i], "--diff") != 0)
@@ -58,6 +61,7 @@ int cmd_flame_diff(int argc, char **argv)
     args_v[n] = NULL;
     compare_args args;
     int rc = compare_parse(CMD, n, args_v, COMPARE_OUTPUT, flame_diff_help, &args);
+    free(args_v); /* args points into argv itself, not into args_v */
     if (rc != 0 || args.help) {
         compare_args_free(&args);
         return rc;

@@ -73,7 +73,7 @@ int compare_parse(const char *cmd, int argc, char **argv, unsigned allowed, cons
                 goto out;
             if (sp_metric_parse(v, &args->metric) != 0) {
                 cli_usage_error(cmd, "--metric: '%s' is not one of total, own, mean, calls, "
-                                     "p50, p95, imbalance", v);
+                                     "p50, p95, p99, min, max, imbalance", v);
                 goto out;
             }
         } else if ((allowed & COMPARE_TABLE) &&

@@ -112,6 +112,9 @@ static const char *metric_words(sp_metric m)
     case SP_METRIC_P50: return "median call duration";
     case SP_METRIC_P95: return "95th percentile of the call durations";
     case SP_METRIC_IMBALANCE: return "imbalance (largest rank total / mean rank total)";
+    case SP_METRIC_P99: return "99th percentile of the call durations";
+    case SP_METRIC_MIN: return "shortest call";
+    case SP_METRIC_MAX: return "longest call";
     }
     return "?";
 }

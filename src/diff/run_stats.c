@@ -19,6 +19,7 @@ typedef struct key_acc {
     uint64_t calls;
     double total, own, mean_incl, m2_incl, mean_own, m2_own;
     double rank_total, rank_max;
+    int64_t minimum, maximum;
     uint32_t rank_stamp;      /* last rank (1-based order) that touched it */
     int64_t *samples;
     size_t num_samples, cap;
@@ -89,6 +90,10 @@ static int add_sample(key_acc *a, size_t slot, int64_t duration)
 static int add_call(collect *c, size_t slot, int64_t duration, int64_t exclusive)
 {
     key_acc *a = &c->acc[slot];
+    if (a->calls == 0 || duration < a->minimum)
+        a->minimum = duration;
+    if (a->calls == 0 || duration > a->maximum)
+        a->maximum = duration;
     a->calls++;
     double d = (double)duration, e = (double)exclusive;
     a->total += d;
@@ -234,6 +239,8 @@ static int make_keys(sp_run_stats *run, collect *c, const sp_profile *profile)
         key->mean_own = a->mean_own;
         key->m2_own = a->m2_own;
         key->rank_max = a->rank_max;
+        key->minimum = a->minimum;
+        key->maximum = a->maximum;
         key->samples = a->samples;
         key->num_samples = a->num_samples;
         a->samples = NULL;
@@ -361,8 +368,8 @@ const sp_key_stats *sp_run_stats_find(const sp_run_stats *run, const char *key)
 
 /* ---- metrics --------------------------------------------------------------- */
 
-static const char *const metric_names[] = {"total", "own", "mean", "calls", "p50", "p95",
-                                           "imbalance"};
+static const char *const metric_names[] = {"total", "own", "mean", "calls", "p50",
+                                           "p95", "imbalance", "p99", "min", "max"};
 
 int sp_metric_parse(const char *text, sp_metric *out)
 {
@@ -432,6 +439,9 @@ double sp_key_metric(const sp_run_stats *run, const sp_key_stats *key, sp_metric
     case SP_METRIC_CALLS: return (double)key->calls;
     case SP_METRIC_P50: return quantile(key, 0.50);
     case SP_METRIC_P95: return quantile(key, 0.95);
+    case SP_METRIC_P99: return quantile(key, 0.99);
+    case SP_METRIC_MIN: return (double)key->minimum;
+    case SP_METRIC_MAX: return (double)key->maximum;
     case SP_METRIC_IMBALANCE: {
         double mean = run->num_ranks ? key->total / (double)run->num_ranks : 0;
         return mean > 0 ? key->rank_max / mean : 0;
@@ -455,6 +465,7 @@ double sp_key_metric_se(const sp_run_stats *run, const sp_key_stats *key, sp_met
     case SP_METRIC_MEAN: return sqrt(var_incl / n);
     case SP_METRIC_P50: return quantile_se(key, 0.50);
     case SP_METRIC_P95: return quantile_se(key, 0.95);
-    default: return NAN;
+    case SP_METRIC_P99: return quantile_se(key, 0.99);
+    default: return NAN; /* min, max: extremes have no usable standard error */
     }
 }

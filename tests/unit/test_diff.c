@@ -90,6 +90,10 @@ Test(diff, run_statistics_by_path_and_by_name)
     cr_assert_eq(sp_key_metric(&run, w, SP_METRIC_P50), 250); /* between 200 and 300 */
     cr_assert_float_eq(sp_key_metric(&run, w, SP_METRIC_P95), 385, 1e-9);
     cr_assert_eq(sp_key_metric(&run, w, SP_METRIC_IMBALANCE), 1);
+    cr_assert_eq(sp_key_metric(&run, w, SP_METRIC_MIN), 100);
+    cr_assert_eq(sp_key_metric(&run, w, SP_METRIC_MAX), 400);
+    cr_assert_float_eq(sp_key_metric(&run, w, SP_METRIC_P99), 397, 1e-9);
+    cr_assert(isnan(sp_key_metric_se(&run, w, SP_METRIC_MAX)));
     /* sd of 100..400 = 129.1; total se = sqrt(4) sd, mean se = sd / 2 */
     double sd = sqrt(50000.0 / 3);
     cr_assert_float_eq(sp_key_metric_se(&run, w, SP_METRIC_TOTAL), 2 * sd, 1e-9);
