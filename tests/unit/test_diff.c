@@ -271,7 +271,9 @@ Test(diff, option_values)
     cr_assert_eq(m, SP_METRIC_P95);
     cr_assert_eq(sp_metric_parse("avg", &m), 0);
     cr_assert_eq(m, SP_METRIC_MEAN);
-    cr_assert_eq(sp_metric_parse("p99", &m), -1);
+    cr_assert_eq(sp_metric_parse("p99", &m), 0);
+    cr_assert_eq(m, SP_METRIC_P99);
+    cr_assert_eq(sp_metric_parse("median", &m), -1);
     cr_assert_str_eq(sp_metric_name(SP_METRIC_IMBALANCE), "imbalance");
     sp_diff_sort s;
     cr_assert_eq(sp_diff_parse_sort("pct", &s), 0);

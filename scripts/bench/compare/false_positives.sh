@@ -33,8 +33,13 @@ echo "load average before the checks: $(cut -d' ' -f1-3 /proc/loadavg) on $(npro
 
 # gate ARGS... -> "flagged" (exit 1), "exact" (exit 1, only assemble), or "ok"
 gate() {
-    if out=$("$sp" check "$@" --max-regression 10 2>&1); then
+    status=0
+    out=$("$sp" check "$@" --max-regression 10 2>&1) || status=$?
+    if [ "$status" = 0 ]; then
         echo ok
+    elif [ "$status" != 1 ]; then
+        echo "scopeprof check $*: exit $status: $out" >&2
+        kill "$$" # an error is neither a verdict nor a false positive
     else
         lines=$(printf '%s\n' "$out" | grep -c '^REGRESSION' || true)
         if [ "$lines" = 1 ] && printf '%s\n' "$out" | grep -q '^REGRESSION  main > solve > assemble:'; then
