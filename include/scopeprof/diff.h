@@ -15,8 +15,12 @@
  *   - run-to-run spread: with two or more runs on a side, the sample
  *     variance of the per-run values (Student's t with their degrees of
  *     freedom);
- * the larger of the two is used on each side (a run-to-run estimate from
- * two or three runs can be accidentally tiny). */
+ *   - delay noise: a time of T ns in a run varies by at least
+ *     sqrt(noise_rate x T) (see sp_run_stats), which gives a path of one
+ *     call per run a spread, and a floor to every path;
+ * the larger of the estimates is used on each side (a run-to-run estimate
+ * from two or three runs can be accidentally tiny: two runs that were not
+ * interrupted agree to the nanosecond). */
 #ifndef SCOPEPROF_DIFF_H
 #define SCOPEPROF_DIFF_H
 
@@ -55,6 +59,8 @@ int sp_metric_is_time(sp_metric metric);
 /* Percentiles come from at most this many calls per key (a uniform random
  * sample, reproducible: the generator is seeded by the key). */
 #define SP_DIFF_SAMPLE_CAP 65536
+/* Calls needed to estimate a run's delay noise (noise_rate below). */
+#define SP_DIFF_MIN_NOISE_CALLS 30
 
 typedef struct sp_key_stats {
     char *key;                /* call path "a > b > c", or the region name */
@@ -84,6 +90,13 @@ typedef struct sp_run_stats {
     sp_key_stats *keys;       /* sorted by key (strcmp) */
     size_t num_warnings;      /* ranks left out (not properly nested) */
     char **warnings;
+    /* Delay noise of the run: sum over the calls of (duration - median of
+     * their path)^2, per ns of those calls' duration (paths of >= 2 calls).
+     * A machine's interruptions arrive over time, so a span of T ns carries
+     * a variance of about noise_rate x T: the spread of a path with one
+     * call per run.  NAN when the paths of two calls or more hold fewer
+     * than SP_DIFF_MIN_NOISE_CALLS calls. */
+    double noise_rate;
 } sp_run_stats;
 
 /* The files of one run named by `input`: a file; a directory (its *.h5
@@ -103,8 +116,9 @@ void sp_run_stats_free(sp_run_stats *run);
 const sp_key_stats *sp_run_stats_find(const sp_run_stats *run, const char *key);
 
 /* The metric of one key in one run, and its standard error from the spread
- * of the run's calls (0 for calls, NAN when it cannot be estimated: fewer
- * than two calls, imbalance). */
+ * of the run's calls and its delay noise (0 for calls, NAN when it cannot be
+ * estimated: imbalance; min and max of several calls; one call in a run
+ * without a path of two calls). */
 double sp_key_metric(const sp_run_stats *run, const sp_key_stats *key, sp_metric metric);
 double sp_key_metric_se(const sp_run_stats *run, const sp_key_stats *key, sp_metric metric);
 

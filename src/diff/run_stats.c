@@ -257,6 +257,29 @@ out:
     return rc;
 }
 
+/* Sum of (duration - median)^2 over the calls of the paths with two calls
+ * or more (from the sample, scaled to all calls), per ns of their time. */
+static double delay_noise_rate(const sp_run_stats *run)
+{
+    double excess = 0, time = 0;
+    uint64_t calls = 0;
+    for (size_t k = 0; k < run->num_keys; k++) {
+        const sp_key_stats *key = &run->keys[k];
+        if (key->num_samples < 2)
+            continue;
+        calls += key->calls;
+        double median = (double)key->samples[key->num_samples / 2], sum = 0;
+        for (size_t i = 0; i < key->num_samples; i++) {
+            double d = (double)key->samples[i] - median;
+            sum += d * d;
+        }
+        excess += sum * (double)key->calls / (double)key->num_samples;
+        time += key->total;
+    }
+    /* a handful of calls says nothing about the machine's interruptions */
+    return time > 0 && calls >= SP_DIFF_MIN_NOISE_CALLS ? excess / time : NAN;
+}
+
 static int copy_header(sp_run_stats *run, const sp_report *report, const sp_profile *profile)
 {
     run->num_ranks = report->num_ranks;
@@ -323,6 +346,8 @@ int sp_run_stats_load(const char *input, const sp_selection *sel, int by_name,
         return -1;
     }
     int rc = copy_header(out, &report, profile) == 0 && make_keys(out, &c, profile) == 0 ? 0 : -1;
+    if (rc == 0)
+        out->noise_rate = delay_noise_rate(out);
     /* the keys are copies: the profile (all the events) can go */
     sp_report_free(&report);
     collect_free(&c);
@@ -450,19 +475,31 @@ double sp_key_metric(const sp_run_stats *run, const sp_key_stats *key, sp_metric
     return 0;
 }
 
+static double larger(double a, double b)
+{
+    return isnan(a) ? b : isnan(b) ? a : a > b ? a : b;
+}
+
 double sp_key_metric_se(const sp_run_stats *run, const sp_key_stats *key, sp_metric metric)
 {
-    (void)run;
     double n = (double)key->calls;
     if (metric == SP_METRIC_CALLS)
         return 0;
-    if (key->calls < 2 || metric == SP_METRIC_IMBALANCE)
+    if (metric == SP_METRIC_IMBALANCE || key->calls == 0)
         return NAN;
+    /* the delay noise of the time spent (NAN without an estimate) */
+    double delay = sqrt(run->noise_rate * key->total);
+    double delay_own = sqrt(run->noise_rate * key->own);
+    if (key->calls < 2) {
+        /* one call: every metric of it is its duration (own: its own time) */
+        return metric == SP_METRIC_OWN ? delay_own : delay;
+    }
     double var_incl = key->m2_incl / (n - 1), var_own = key->m2_own / (n - 1);
     switch (metric) {
-    case SP_METRIC_TOTAL: return sqrt(n * var_incl);
-    case SP_METRIC_OWN: return sqrt(n * var_own);
-    case SP_METRIC_MEAN: return sqrt(var_incl / n);
+    case SP_METRIC_TOTAL: return larger(sqrt(n * var_incl), delay);
+    case SP_METRIC_OWN: return larger(sqrt(n * var_own), delay_own);
+    case SP_METRIC_MEAN: return larger(sqrt(var_incl / n), delay / n);
+    /* percentiles of many calls are robust to delays: order statistics */
     case SP_METRIC_P50: return quantile_se(key, 0.50);
     case SP_METRIC_P95: return quantile_se(key, 0.95);
     case SP_METRIC_P99: return quantile_se(key, 0.99);
