@@ -31,7 +31,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "scopeprof/analysis.h"
 #include "scopeprof/profile.h"
@@ -177,20 +176,6 @@ const sp_report_flat_row *sp_report_flat_find(const sp_report *report, uint32_t 
  * " > " separated), or -1. */
 int64_t sp_report_tree_find(const sp_report_tree *tree, const sp_profile *profile,
                             const char *path);
-
-/* ---- machine-readable output (report_format.c, docs/compare.md) ---------- */
-
-/* The whole report as one JSON document: header, flat, tree (merged, depth
- * first), ranks_table, threads, warnings.  0 or -1. */
-int sp_report_write_json(FILE *out, const sp_report *report, const char *const *files,
-                         size_t num_files);
-typedef enum sp_report_table {
-    SP_REPORT_TABLE_FLAT = 0,
-    SP_REPORT_TABLE_TREE,
-    SP_REPORT_TABLE_RANKS
-} sp_report_table;
-/* One table as CSV (a header line, then one row per region or path). */
-int sp_report_write_csv(FILE *out, const sp_report *report, sp_report_table table);
 
 /* ---- tree building blocks (also used by tests) --------------------------- */
 

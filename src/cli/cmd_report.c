@@ -12,6 +12,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "scopeprof/analysis.h"
+#include "scopeprof/export.h"
 #include "scopeprof/h5.h"
 #include "scopeprof/report.h"
 
@@ -583,9 +584,9 @@ int cmd_report(int argc, char **argv)
 
     if (strcmp(format, "text") != 0) {
         int failed = !strcmp(format, "json")
-                         ? sp_report_write_json(stdout, &report, (const char *const *)files,
-                                                num_files)
-                         : sp_report_write_csv(stdout, &report,
+                         ? sp_export_report_json(stdout, &report, (const char *const *)files,
+                                                 num_files)
+                         : sp_export_report_csv(stdout, &report,
                                                show == SHOW_TREE    ? SP_REPORT_TABLE_TREE
                                                : show == SHOW_RANKS ? SP_REPORT_TABLE_RANKS
                                                                     : SP_REPORT_TABLE_FLAT);

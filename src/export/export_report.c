@@ -1,6 +1,7 @@
-/* report_format.c - `scopeprof report --format json|csv`: the report's
- * tables for scripts.  Keys and columns are documented in docs/compare.md
- * ("Machine-readable report") and only ever gain new entries. */
+/* export_report.c - `scopeprof report --format json|csv`: the report's
+ * tables (src/report) for scripts.  Keys and columns are documented in
+ * docs/compare.md ("Machine-readable report") and only ever gain new
+ * entries. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,8 +67,8 @@ static void json_ns(sp_json *j, int64_t v)
         sp_json_int(j, v);
 }
 
-int sp_report_write_json(FILE *out, const sp_report *r, const char *const *files,
-                         size_t num_files)
+int sp_export_report_json(FILE *out, const sp_report *r, const char *const *files,
+                          size_t num_files)
 {
     char **paths = node_paths(r);
     if (!paths)
@@ -267,7 +268,7 @@ static void csv_double(FILE *out, double v)
         fprintf(out, "%.17g", v);
 }
 
-int sp_report_write_csv(FILE *out, const sp_report *r, sp_report_table table)
+int sp_export_report_csv(FILE *out, const sp_report *r, sp_report_table table)
 {
     const sp_profile *p = r->profile;
     if (table == SP_REPORT_TABLE_FLAT) {
