@@ -16,8 +16,8 @@
  *     variance of the per-run values (Student's t with their degrees of
  *     freedom);
  *   - delay noise: a time of T ns in a run varies by at least
- *     sqrt(noise_rate x T) (see sp_run_stats), which gives a path of one
- *     call per run a spread, and a floor to every path;
+ *     sqrt(noise_rate x T) and by delay_share x T (see sp_run_stats), which
+ *     gives a path of one call per run a spread, and a floor to every time;
  * the larger of the estimates is used on each side (a run-to-run estimate
  * from two or three runs can be accidentally tiny: two runs that were not
  * interrupted agree to the nanosecond). */
@@ -97,6 +97,12 @@ typedef struct sp_run_stats {
      * call per run.  NAN when the paths of two calls or more hold fewer
      * than SP_DIFF_MIN_NOISE_CALLS calls. */
     double noise_rate;
+    /* Share of the calls' time lost to delays: sum of (duration - median of
+     * their path) over the calls above it, per ns of those calls (same
+     * paths).  How much a machine interrupts a program changes from run to
+     * run, so a time T of this run is uncertain by at least delay_share x T.
+     * NAN like noise_rate. */
+    double delay_share;
 } sp_run_stats;
 
 /* The files of one run named by `input`: a file; a directory (its *.h5

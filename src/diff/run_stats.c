@@ -257,27 +257,33 @@ out:
     return rc;
 }
 
-/* Sum of (duration - median)^2 over the calls of the paths with two calls
- * or more (from the sample, scaled to all calls), per ns of their time. */
-static double delay_noise_rate(const sp_run_stats *run)
+/* Over the calls of the paths with two calls or more (from the sample,
+ * scaled to all calls): sum of (duration - median)^2 per ns of their time
+ * (the rate), and the time above the median per ns (the delay share). */
+static void delay_noise(sp_run_stats *run)
 {
-    double excess = 0, time = 0;
+    double excess = 0, above = 0, time = 0;
     uint64_t calls = 0;
     for (size_t k = 0; k < run->num_keys; k++) {
         const sp_key_stats *key = &run->keys[k];
         if (key->num_samples < 2)
             continue;
         calls += key->calls;
-        double median = (double)key->samples[key->num_samples / 2], sum = 0;
+        double median = (double)key->samples[key->num_samples / 2], sum = 0, up = 0;
         for (size_t i = 0; i < key->num_samples; i++) {
             double d = (double)key->samples[i] - median;
             sum += d * d;
+            up += d > 0 ? d : 0;
         }
-        excess += sum * (double)key->calls / (double)key->num_samples;
+        double scale = (double)key->calls / (double)key->num_samples;
+        excess += sum * scale;
+        above += up * scale;
         time += key->total;
     }
     /* a handful of calls says nothing about the machine's interruptions */
-    return time > 0 && calls >= SP_DIFF_MIN_NOISE_CALLS ? excess / time : NAN;
+    int known = time > 0 && calls >= SP_DIFF_MIN_NOISE_CALLS;
+    run->noise_rate = known ? excess / time : NAN;
+    run->delay_share = known ? above / time : NAN;
 }
 
 static int copy_header(sp_run_stats *run, const sp_report *report, const sp_profile *profile)
@@ -347,7 +353,7 @@ int sp_run_stats_load(const char *input, const sp_selection *sel, int by_name,
     }
     int rc = copy_header(out, &report, profile) == 0 && make_keys(out, &c, profile) == 0 ? 0 : -1;
     if (rc == 0)
-        out->noise_rate = delay_noise_rate(out);
+        delay_noise(out);
     /* the keys are copies: the profile (all the events) can go */
     sp_report_free(&report);
     collect_free(&c);
@@ -488,8 +494,8 @@ double sp_key_metric_se(const sp_run_stats *run, const sp_key_stats *key, sp_met
     if (metric == SP_METRIC_IMBALANCE || key->calls == 0)
         return NAN;
     /* the delay noise of the time spent (NAN without an estimate) */
-    double delay = sqrt(run->noise_rate * key->total);
-    double delay_own = sqrt(run->noise_rate * key->own);
+    double delay = larger(sqrt(run->noise_rate * key->total), run->delay_share * key->total);
+    double delay_own = larger(sqrt(run->noise_rate * key->own), run->delay_share * key->own);
     if (key->calls < 2) {
         /* one call: every metric of it is its duration (own: its own time) */
         return metric == SP_METRIC_OWN ? delay_own : delay;

@@ -96,7 +96,10 @@ with tempfile.TemporaryDirectory() as tmp:
           f"slowed region: {slow}")
 
     # ---- three runs of the same program: nothing flagged at 10 %
-    for metric in ("total", "p50", "own", "mean", "p95"):
+    # (not p95: its tail moves a few % between runs with the machine's load
+    # while each run's calls pin it down tightly - docs/compare.md measures
+    # one false positive in 11 pairs; the gate documents p50 for such machines)
+    for metric in ("total", "p50", "own", "mean"):
         r = sp("check", "--baseline", a[0], a[1], "--candidate", a[2], "--max-regression", "10",
                "--metric", metric)
         check(r.returncode == 0 and not regression_lines(r.stdout),

@@ -267,8 +267,9 @@ Test(diff, repetitions_give_the_run_to_run_spread)
 Test(diff, delay_noise_gives_one_call_a_spread)
 {
     /* 40 calls of 100 ns, one of them delayed by 1000 ns: excess 1000^2 over
-     * 5000 ns of calls, noise rate 200 ns; main (one call of 100 us) then
-     * varies by sqrt(200 x 100000) ns */
+     * 5000 ns of calls (noise rate 200 ns), 1000 ns above the medians (delay
+     * share 0.2).  main (one call of 100 us) is then uncertain by the larger
+     * of sqrt(200 x 100000) and 0.2 x 100000 ns. */
     char path[700];
     int64_t d[40];
     for (int k = 0; k < 40; k++)
@@ -278,22 +279,34 @@ Test(diff, delay_noise_gives_one_call_a_spread)
     sp_run_stats run;
     load(&run, "a.h5", 0);
     cr_assert_float_eq(run.noise_rate, 200, 1e-9);
+    cr_assert_float_eq(run.delay_share, 0.2, 1e-12);
     const sp_key_stats *m = sp_run_stats_find(&run, "main");
-    cr_assert_float_eq(sp_key_metric_se(&run, m, SP_METRIC_TOTAL), sqrt(200.0 * 100000), 1e-6);
-    cr_assert_float_eq(sp_key_metric_se(&run, m, SP_METRIC_P50), sqrt(200.0 * 100000), 1e-6);
-    cr_assert_float_eq(sp_key_metric_se(&run, m, SP_METRIC_OWN),
-                       sqrt(200.0 * (100000 - 5000)), 1e-6);
-    /* work: the per-call spread is the larger (sqrt(40) x sd) */
+    cr_assert_float_eq(sp_key_metric_se(&run, m, SP_METRIC_TOTAL), 20000, 1e-6);
+    cr_assert_float_eq(sp_key_metric_se(&run, m, SP_METRIC_P50), 20000, 1e-6);
+    cr_assert_float_eq(sp_key_metric_se(&run, m, SP_METRIC_OWN), 0.2 * (100000 - 5000), 1e-6);
+    /* work: sqrt(40) x sd = 1000 = sqrt(200 x 5000) = 0.2 x 5000 */
     const sp_key_stats *w = sp_run_stats_find(&run, "main > work");
-    double mean = 125, var = (39 * 25.0 * 25 + 975.0 * 975) / 39;
-    cr_assert_float_eq(w->mean_incl, mean, 1e-9);
-    cr_assert_float_eq(sp_key_metric_se(&run, w, SP_METRIC_TOTAL), sqrt(40 * var), 1e-6);
+    cr_assert_float_eq(w->mean_incl, 125, 1e-9);
+    cr_assert_float_eq(sp_key_metric_se(&run, w, SP_METRIC_TOTAL), 1000, 1e-6);
+    cr_assert_float_eq(sp_key_metric_se(&run, w, SP_METRIC_MEAN), 25, 1e-6);
+    sp_run_stats_free(&run);
+    /* a quiet run: the Poisson term is the larger for a short span */
+    for (int k = 0; k < 40; k++)
+        d[k] = k == 7 ? 110 : 100;
+    snprintf(path, sizeof path, "%s/q.h5", dir);
+    write_run(path, 0, d, 40, 0);
+    load(&run, "q.h5", 0);
+    cr_assert_float_eq(run.noise_rate, 100.0 / 4010, 1e-12);
+    cr_assert_float_eq(run.delay_share, 10.0 / 4010, 1e-12);
+    m = sp_run_stats_find(&run, "main");
+    cr_assert_float_eq(sp_key_metric_se(&run, m, SP_METRIC_TOTAL),
+                       fmax(sqrt(100.0 / 4010 * 100000), 10.0 / 4010 * 100000), 1e-6);
     sp_run_stats_free(&run);
     /* fewer than SP_DIFF_MIN_NOISE_CALLS calls: no estimate */
     snprintf(path, sizeof path, "%s/b.h5", dir);
     write_run(path, 0, d, 10, 0);
     load(&run, "b.h5", 0);
-    cr_assert(isnan(run.noise_rate));
+    cr_assert(isnan(run.noise_rate) && isnan(run.delay_share));
     cr_assert(isnan(sp_key_metric_se(&run, sp_run_stats_find(&run, "main"), SP_METRIC_TOTAL)));
     sp_run_stats_free(&run);
 }
