@@ -197,7 +197,8 @@ with tempfile.TemporaryDirectory() as tmp:
     red, blue = frames["assemble"][0], frames["smooth"][0]
     check(red[0] > red[2] + 60, f"assemble (5x the work) is red: {red}")
     check(blue[2] > blue[0] + 60, f"smooth (1/10 of the work) is blue: {blue}")
-    check(frames["refine"][2] == "new" and frames["refine"][0][0] > frames["refine"][0][2] + 100,
+    # new: red, paler when delays elsewhere shrink its share under 1 %
+    check(frames["refine"][2] == "new" and frames["refine"][0][0] > frames["refine"][0][2] + 20,
           f"refine (new) is red: {frames['refine']}")
     title = frames["assemble"][1]
     check("\nA: calls 1000" in title and "\nB: calls 1000" in title and "own time +" in title,
