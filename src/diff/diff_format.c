@@ -111,7 +111,7 @@ static const char *metric_words(sp_metric m)
     case SP_METRIC_CALLS: return "number of calls";
     case SP_METRIC_P50: return "median call duration";
     case SP_METRIC_P95: return "95th percentile of the call durations";
-    case SP_METRIC_IMBALANCE: return "imbalance (largest rank total / mean rank total)";
+    case SP_METRIC_IMBALANCE: return "imbalance (largest / mean rank total)";
     case SP_METRIC_P99: return "99th percentile of the call durations";
     case SP_METRIC_MIN: return "shortest call";
     case SP_METRIC_MAX: return "longest call";
@@ -119,14 +119,14 @@ static const char *metric_words(sp_metric m)
     return "?";
 }
 
-#define NAME_W 34
+#define NAME_W 28 /* 80 columns in all */
 
 int sp_diff_write_text(FILE *out, const sp_diff *diff, const sp_diff_output *opt)
 {
     const char *bold = opt->color ? "\033[1m" : "", *dim = opt->color ? "\033[2m" : "",
                *reset = opt->color ? "\033[0m" : "", *red = opt->color ? "\033[31m" : "",
                *blue = opt->color ? "\033[34m" : "";
-    fprintf(out, "%sscopeprof %s%s: %s, regions matched by %s\n", bold,
+    fprintf(out, "%sscopeprof %s%s: %s; matched by %s\n", bold,
             opt->command ? opt->command : "diff", reset, metric_words(diff->metric),
             diff->by_name ? "name" : "call path");
     for (size_t r = 0; r < diff->num_a; r++)
@@ -139,7 +139,7 @@ int sp_diff_write_text(FILE *out, const sp_diff *diff, const sp_diff_output *opt
     cell(out, diff->num_b > 1 ? "B (mean)" : "B", 9);
     cell(out, "change", 9);
     cell(out, "%", 7);
-    cell(out, "90% interval", 15);
+    cell(out, "90% interval", 13);
     fprintf(out, "%s\n", reset);
     size_t hidden = 0;
     for (size_t k = 0; k < diff->num_rows; k++) {
@@ -179,11 +179,13 @@ int sp_diff_write_text(FILE *out, const sp_diff *diff, const sp_diff_output *opt
         fputs(colour, out);
         cell(out, buf, 7);
         fputs(opt->color ? reset : "", out);
-        if (isfinite(row->pct_low))
+        if (isfinite(row->pct_low) && fabs(row->pct_low) < 100 && fabs(row->pct_high) < 100)
             snprintf(buf, sizeof buf, "%+.1f..%+.1f", row->pct_low, row->pct_high);
+        else if (isfinite(row->pct_low))
+            snprintf(buf, sizeof buf, "%+.0f..%+.0f", row->pct_low, row->pct_high);
         else
             snprintf(buf, sizeof buf, "%s", row->status == SP_DIFF_BOTH ? "?" : "");
-        cell(out, buf, 15);
+        cell(out, buf, 13);
         if (opt->gate && row->flagged)
             fprintf(out, "  %sREGRESSION%s", red, reset);
         fputc('\n', out);
