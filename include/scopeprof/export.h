@@ -157,6 +157,20 @@ int sp_export_otf2(const char *dir, const sp_profile *profile, const sp_export_o
 int sp_flame_svg(FILE *out, const sp_profile *profile, const sp_export_options *options,
                  int chart, char *err, size_t errlen);
 
+/* The report's tables (scopeprof/report.h) for scripts, `scopeprof report
+ * --format json|csv` (export_report.c; keys in docs/compare.md).  JSON: the
+ * whole report in one document (header, flat, tree merged and depth first,
+ * ranks_table, threads, warnings).  CSV: one table.  0 or -1. */
+struct sp_report;
+typedef enum sp_report_table {
+    SP_REPORT_TABLE_FLAT = 0,
+    SP_REPORT_TABLE_TREE,
+    SP_REPORT_TABLE_RANKS
+} sp_report_table;
+int sp_export_report_json(FILE *out, const struct sp_report *report, const char *const *files,
+                          size_t num_files);
+int sp_export_report_csv(FILE *out, const struct sp_report *report, sp_report_table table);
+
 /* Shared by the exporters: warn (options->warnings) when an export wrote
  * more than SP_EXPORT_WARN_EVENTS events, suggesting filters. */
 void sp_export_warn_events(const sp_export_options *options, uint64_t events,

@@ -125,6 +125,11 @@ typedef struct sp_report_options {
     const sp_selection *selection; /* NULL: everything */
     int per_lane;             /* also build one tree per (rank, lane) */
     sp_report_sort sort;      /* flat table order */
+    /* Called with every rank's kept calls once they are reconstructed, so a
+     * caller can collect more per call (src/diff) without reconstructing
+     * again; nonzero return = out of memory.  NULL: none. */
+    int (*on_rank)(void *ctx, const sp_profile *profile, const sp_rank_data *data);
+    void *on_rank_ctx;
 } sp_report_options;
 
 typedef struct sp_report {

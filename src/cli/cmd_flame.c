@@ -28,6 +28,7 @@ static const char flame_help[] =
     "  -o, --output OUT      output file (default flame.svg; '-' = standard output)\n"
     "      --chart           draw a flame chart instead of a flame graph\n"
     "      --label TEXT      title (default: metadata label)\n"
+    "      --diff A B        differential flame graph of two runs (--diff --help)\n"
     "  -h, --help            show this help\n"
     "\n"
     "selection (all ranks by default):\n"
@@ -37,6 +38,9 @@ static const char flame_help[] =
 
 int cmd_flame(int argc, char **argv)
 {
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--diff"))
+            return cmd_flame_diff(argc, argv);
     const char *out = "flame.svg", *label = NULL;
     int chart = 0, rc = 2;
     const char **files = calloc((size_t)argc + 1, sizeof *files);

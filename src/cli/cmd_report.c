@@ -12,6 +12,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "scopeprof/analysis.h"
+#include "scopeprof/export.h"
 #include "scopeprof/h5.h"
 #include "scopeprof/report.h"
 
@@ -38,6 +39,9 @@ static const char report_help[] =
     "      --min-percent P  hide tree nodes below P %% of the run\n"
     "      --sort KEY       flat profile order: exclusive (default), inclusive,\n"
     "                       calls, mean, max, name\n"
+    "      --format F       text (default); json: every table in one document;\n"
+    "                       csv: one table, --flat (default), --tree or\n"
+    "                       --ranks-table (keys and columns: docs/compare.md)\n"
     "  -h, --help           show this help\n"
     "\n"
     "selection:\n"
@@ -474,6 +478,7 @@ int cmd_report(int argc, char **argv)
     sp_report_options opt = {.selection = &sel, .sort = SP_SORT_EXCLUSIVE};
     tree_view view = {DEFAULT_TREE_DEPTH, 0};
     int show = 0, status = 2;
+    const char *format = "text";
     char **files = malloc((size_t)argc * sizeof *files);
     size_t num_files = 0;
     sp_profile *profile = NULL;
@@ -522,6 +527,14 @@ int cmd_report(int argc, char **argv)
                 status = cli_usage_error(CMD, "--min-percent: '%s' is not a number >= 0", v);
                 goto out;
             }
+        } else if ((r = cli_option_value(CMD, argc, argv, &i, "--format", NULL, &v))) {
+            if (r < 0)
+                goto out;
+            if (strcmp(v, "text") && strcmp(v, "json") && strcmp(v, "csv")) {
+                status = cli_usage_error(CMD, "--format: '%s' is not one of text, json, csv", v);
+                goto out;
+            }
+            format = v;
         } else if ((r = cli_option_value(CMD, argc, argv, &i, "--sort", NULL, &v))) {
             if (r < 0)
                 goto out;
@@ -538,6 +551,11 @@ int cmd_report(int argc, char **argv)
     }
     if (num_files == 0) {
         status = cli_usage_error(CMD, "no input files");
+        goto out;
+    }
+    if (!strcmp(format, "csv") && (show & (show - 1))) {
+        status = cli_usage_error(CMD, "--format csv holds one table: give one of --flat, "
+                                      "--tree, --ranks-table");
         goto out;
     }
     if (show == 0)
@@ -564,6 +582,19 @@ int cmd_report(int argc, char **argv)
     if (report.num_ranks == 0 && profile->num_rows > 0)
         cli_warning(CMD, "--ranks selects none of the ranks in these files");
 
+    if (strcmp(format, "text") != 0) {
+        int failed = !strcmp(format, "json")
+                         ? sp_export_report_json(stdout, &report, (const char *const *)files,
+                                                 num_files)
+                         : sp_export_report_csv(stdout, &report,
+                                               show == SHOW_TREE    ? SP_REPORT_TABLE_TREE
+                                               : show == SHOW_RANKS ? SP_REPORT_TABLE_RANKS
+                                                                    : SP_REPORT_TABLE_FLAT);
+        status = !failed && fflush(stdout) == 0
+                     ? 0
+                     : cli_file_error(CMD, NULL, "cannot write the report: %s", strerror(errno));
+        goto out;
+    }
     printer p = {stdout, cli_use_color(stdout)};
     print_header(&p, &report, profile, files, num_files);
     if (show & SHOW_TREE)

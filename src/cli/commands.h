@@ -9,7 +9,11 @@ int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
+/* `flame --diff`: the differential flame graph (cmd_flame_diff.c). */
+int cmd_flame_diff(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 

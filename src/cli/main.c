@@ -19,10 +19,12 @@ struct command {
 static const struct command commands[] = {
     {"run", cmd_run, "run a command under the profiler (sets LD_PRELOAD)"},
     {"report", cmd_report, "print the call tree, flat profile, threads and ranks"},
-    {"export", cmd_export, "export to speedscope, chrome, prof, folded, json, csv or otf2"},
+    {"export", cmd_export, "export to perfetto, chrome, speedscope, prof, folded, json, csv, otf2"},
     {"flame", cmd_flame, "write an interactive SVG flame graph (or --chart)"},
     {"merge", cmd_merge, "merge rank files into one multi-rank file"},
-    {"check", cmd_check, "validate files; exit 1 with the reasons when damaged"},
+    {"validate", cmd_validate, "validate files; exit 1 with the reasons when damaged"},
+    {"diff", cmd_diff, "compare two runs region by region (text, json, csv)"},
+    {"check", cmd_check, "regression gate: exit 1 when a region got slower than allowed"},
     {"recover", cmd_recover, "turn spill files of a killed run into a profile"},
 };
 
@@ -34,7 +36,7 @@ static void crashed(int sig)
     const char *path = sp_h5_current_path;
     static const char head[] = "scopeprof: ";
     static const char tail[] = ": damaged file: the HDF5 library crashed while reading it "
-                               "(truncated or corrupt; try 'scopeprof check' on the others)\n";
+                               "(truncated or corrupt; try 'scopeprof validate' on the others)\n";
     static const char other[] = "scopeprof: internal error (crash); please report it with the "
                                 "command line\n";
     ssize_t w;
@@ -68,9 +70,9 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: scopeprof <command> [options] FILES...\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "  %-8s %s\n", "help", "'scopeprof help CMD' = 'scopeprof CMD --help'");
-    fprintf(out, "  %-8s %s\n", "version", "print the version (also --version, -V)");
+        fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "  %-9s %s\n", "help", "'scopeprof help CMD' = 'scopeprof CMD --help'");
+    fprintf(out, "  %-9s %s\n", "version", "print the version (also --version, -V)");
     fprintf(out, "\n'scopeprof <command> --help' describes each command.\n");
 }
 

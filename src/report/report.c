@@ -338,6 +338,8 @@ static int add_rank(sp_report *report, const sp_profile *profile,
         rc = sp_report_tree_merge(&report->tree, &tree);
     if (rc == 0 && opt->per_lane)
         rc = add_lane_trees(report, rank, &data.calls);
+    if (rc == 0 && opt->on_rank)
+        rc = opt->on_rank(opt->on_rank_ctx, profile, &data) ? -1 : 0;
     if (rc == 0) {
         values_from_tree(values, &tree);
         report->tree.num_ranks++;

@@ -726,3 +726,78 @@ Test(cli, empty_directory_or_list_is_one_line_exit_1)
     result_free(&m);
     result_free(&missing);
 }
+
+/* ---- comparing runs: validate, diff, check (docs/compare.md) ------------------ */
+
+Test(cli, validate_is_the_old_check_and_check_says_so)
+{
+    write_run();
+    result r = RUN("validate", "run_rank00000.h5", "run_rank00001.h5");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_neq(strstr(r.out, "OK run_rank00000.h5\nOK run_rank00001.h5\n"), NULL, "%s", r.out);
+    result_free(&r);
+    /* one file, or the old use with several: one line pointing to validate */
+    const char *const *uses[] = {(const char *const[]){"check", "run_rank00000.h5", NULL},
+                                 (const char *const[]){"check", "run_rank00000.h5",
+                                                       "run_rank00001.h5", NULL}};
+    for (size_t k = 0; k < 2; k++) {
+        r = run_env(uses[k], NULL);
+        cr_expect_eq(r.status, 2);
+        cr_expect_eq(count_lines(r.err), 1, "%s", r.err);
+        cr_expect_neq(strstr(r.err, "'scopeprof validate FILES'"), NULL, "%s", r.err);
+        cr_expect_str_eq(r.out, "");
+        result_free(&r);
+    }
+}
+
+Test(cli, diff_of_a_run_with_itself)
+{
+    write_run();
+    /* "run" is the output prefix of run_rank00000.h5 and run_rank00001.h5 */
+    result r = RUN("diff", "run", "run");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.err, "");
+    cr_expect_neq(strstr(r.out, "  A   run (demo)\n      ranks 2   threads 3   wall 2.00 ms   "
+                              "calls 9\n"), NULL, "%s", r.out);
+    /* one call per run and too few calls to measure the delay noise: "?" */
+    cr_expect_str_eq(line_of(r.out, "main > solve > assemble"),
+                     "main > solve > assemble 300 \xc2\xb5s 300 \xc2\xb5s 0 ns +0.0% ?");
+    /* main: two calls (one per rank), 1 and 2 ms: total +-1.645 sqrt(2) x 33 % */
+    cr_expect_str_eq(line_of(r.out, "main"), "main 3.00 ms 3.00 ms 0 ns +0.0% -77.5..+77.5");
+    cr_expect_neq(strstr(r.out, "\nsolve > assemble "), NULL, "the worker's root: %s", r.out);
+    cr_expect_leq(widest_line(r.out), 80, "fits 80 columns:\n%s", r.out);
+    result_free(&r);
+    r = RUN("diff", "run", "run", "--by-name", "--metric", "calls", "--format", "csv",
+            "--sort", "name");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out,
+                     "key,name,depth,status,metric,a,b,delta,pct,pct_low,pct_high,noise,"
+                     "calls_a,calls_b\n"
+                     "assemble,assemble,0,matched,calls,2,2,0,0,0,0,calls,2,2\n"
+                     "io,io,0,matched,calls,1,1,0,0,0,0,calls,1,1\n"
+                     "main,main,0,matched,calls,2,2,0,0,0,0,calls,2,2\n"
+                     "solve,solve,0,matched,calls,4,4,0,0,0,0,calls,4,4\n");
+    result_free(&r);
+}
+
+Test(cli, check_of_a_run_with_itself_and_usage_errors)
+{
+    write_run();
+    result r = RUN("check", "run", "run", "--max-regression", "10");
+    cr_expect_eq(r.status, 0, "%s%s", r.out, r.err);
+    cr_expect_neq(strstr(r.out, "check: no region regressed by more than 10 %"), NULL, "%s",
+                  r.out);
+    result_free(&r);
+    r = RUN("check", "run", "run", "--max-regression", "ten");
+    cr_expect_eq(r.status, 2);
+    cr_expect_neq(strstr(r.err, "--max-regression"), NULL, "%s", r.err);
+    result_free(&r);
+    r = RUN("diff", "run");
+    cr_expect_eq(r.status, 2);
+    result_free(&r);
+    r = RUN("diff", "run", "nosuch");
+    cr_expect_eq(r.status, 1);
+    cr_expect_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_expect_neq(strstr(r.err, "nosuch"), NULL, "%s", r.err);
+    result_free(&r);
+}

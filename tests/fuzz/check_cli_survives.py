@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Inputs that crash HDF5 1.10 itself, make it loop forever or make it
-allocate without bound: `scopeprof check` and `scopeprof report` must still
+allocate without bound: `scopeprof validate` and `scopeprof report` must still
 answer with one line naming the file and exit 1, never die of a signal,
 hang (SCOPEPROF_READ_TIMEOUT bounds the wait) or take the machine's memory.
 
@@ -22,7 +22,7 @@ def main():
     failed = 0
     for name in sorted(os.listdir(directory)):
         path = os.path.join(directory, name)
-        for command in ("check", "report"):
+        for command in ("validate", "report"):
             run = subprocess.run([scopeprof, command, path], capture_output=True, text=True,
                                  errors="replace", timeout=120)
             said = [line for line in (run.stdout + run.stderr).splitlines() if line.strip()]

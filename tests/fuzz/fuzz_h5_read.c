@@ -1,6 +1,6 @@
 /* fuzz_h5_read.c - libFuzzer target: the HDF5 profile reader (what every
  * `scopeprof` command opens files with) and the checker behind
- * `scopeprof check`, on arbitrary bytes.  Any crash, leak or undefined
+ * `scopeprof validate`, on arbitrary bytes.  Any crash, leak or undefined
  * behaviour is a bug; an error message is the right answer. */
 #include <stddef.h>
 #include <stdint.h>

@@ -160,7 +160,7 @@ Test(hostile_api, recursion_one_million_deep, .timeout = 240)
     snprintf(out_svg, sizeof out_svg, "%s/deep.svg", run.dir);
     const char *const commands[][8] = {
         {SCOPEPROF_EXE, "report", "--depth", "20", path, NULL},
-        {SCOPEPROF_EXE, "check", path, NULL},
+        {SCOPEPROF_EXE, "validate", path, NULL},
         {SCOPEPROF_EXE, "export", "speedscope", path, "-o", out_json, NULL},
         {SCOPEPROF_EXE, "flame", path, "-o", out_svg, NULL},
     };
@@ -326,7 +326,7 @@ Test(hostile_files, scopeprof_names_the_file_and_exits_1, .timeout = 240)
         snprintf(bad, sizeof bad, "%s/%s", run.dir, damaged_files[i].name);
         const char *const commands[][8] = {
             {SCOPEPROF_EXE, "report", bad, NULL},
-            {SCOPEPROF_EXE, "check", bad, NULL},
+            {SCOPEPROF_EXE, "validate", bad, NULL},
             {SCOPEPROF_EXE, "export", "speedscope", bad, "-o", out, NULL},
             {SCOPEPROF_EXE, "export", "csv", bad, "-o", out, NULL},
             {SCOPEPROF_EXE, "flame", bad, "-o", out, NULL},
@@ -338,21 +338,21 @@ Test(hostile_files, scopeprof_names_the_file_and_exits_1, .timeout = 240)
             cr_assert_eq(harness_run(&tool, commands[c], NULL, 0), 0);
             cr_assert_eq(tool.signal, 0, "scopeprof %s crashed (signal %d) on %s (%s)\n%.2000s",
                          cmd, tool.signal, damaged_files[i].name, damaged_files[i].what, tool.err);
-            if (!damaged_files[i].structural && strcmp(cmd, "check") != 0 && tool.exit_code == 0) {
+            if (!damaged_files[i].structural && strcmp(cmd, "validate") != 0 && tool.exit_code == 0) {
                 unlink(out);
                 harness_run_free(&tool);
                 continue;
             }
             cr_assert_eq(tool.exit_code, 1, "scopeprof %s on %s (%s): status %d, stderr: %.2000s",
                          cmd, damaged_files[i].name, damaged_files[i].what, tool.exit_code, tool.err);
-            /* check reports what it found on stdout (stderr when the file
+            /* validate reports what it found on stdout (stderr when the file
              * does not open), the others on stderr */
             int named = strstr(tool.err, damaged_files[i].name) ||
-                        (!strcmp(cmd, "check") && strstr(tool.out, damaged_files[i].name));
+                        (!strcmp(cmd, "validate") && strstr(tool.out, damaged_files[i].name));
             cr_assert(named, "scopeprof %s on %s: the message does not name the file: %.2000s%s",
                       cmd, damaged_files[i].name, tool.err, tool.out);
-            /* check lists every problem, one per line; the others say it once */
-            if (strcmp(cmd, "check") != 0)
+            /* validate lists every problem, one per line; the others say it once */
+            if (strcmp(cmd, "validate") != 0)
                 cr_assert_eq(count_lines(tool.err), 1, "scopeprof %s on %s: %.2000s",
                              cmd, damaged_files[i].name, tool.err);
             cr_assert_eq(access(out, F_OK), -1, "scopeprof %s left %s behind", cmd, out);

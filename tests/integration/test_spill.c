@@ -216,7 +216,7 @@ static void final_write_stays_bounded(unsigned long batches, long cap_mib)
      * stored parents against the timestamps) accept the file */
     char path[1024];
     snprintf(path, sizeof path, "%s", harness_path(&run, "spill_rank00000.h5"));
-    const char *commands[][4] = {{SCOPEPROF_EXE, "check", path, NULL},
+    const char *commands[][4] = {{SCOPEPROF_EXE, "validate", path, NULL},
                                  {SCOPEPROF_EXE, "report", path, NULL}};
     for (int c = 0; c < 2; c++) {
         struct harness_run cmd;

@@ -318,9 +318,9 @@ Test(h5_cli, merge_and_check_exit_codes)
     write_rank(dir, 0, NULL, p0, sizeof p0);
     write_rank(dir, 1, NULL, p1, sizeof p1);
     cr_assert_eq(run("merge --help"), 0);
-    cr_assert_eq(run("check --help"), 0);
+    cr_assert_eq(run("validate --help"), 0);
     cr_assert_eq(run("merge"), 2);
-    cr_assert_eq(run("check"), 2);
+    cr_assert_eq(run("validate"), 2);
     snprintf(args, sizeof args, "merge '%s' '%s'", p0, p1);
     cr_assert_eq(run(args), 2, "no -o is a usage error");
     snprintf(args, sizeof args, "merge --bogus '%s' -o '%s/m.h5'", p0, dir);
@@ -329,9 +329,9 @@ Test(h5_cli, merge_and_check_exit_codes)
     cr_assert_eq(run(args), 0);
     snprintf(args, sizeof args, "merge '%s' '%s' -o '%s/dup.h5'", p0, p0, dir);
     cr_assert_eq(run(args), 1);
-    snprintf(args, sizeof args, "check '%s/m.h5' '%s'", dir, p0);
+    snprintf(args, sizeof args, "validate '%s/m.h5' '%s'", dir, p0);
     cr_assert_eq(run(args), 0);
-    snprintf(args, sizeof args, "check '%s/m.h5' '%s/missing.h5'", dir, dir);
+    snprintf(args, sizeof args, "validate '%s/m.h5' '%s/missing.h5'", dir, dir);
     cr_assert_eq(run(args), 1);
     remove_tree(dir);
 }

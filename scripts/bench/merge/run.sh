@@ -32,4 +32,4 @@ size=$(stat -c %s "$work/out.h5")
 echo "merge of $small rank files x $events events: peak RSS ${small_kib} KiB (${small_s} s)"
 echo "merge of $large rank files x $events events: peak RSS ${large_kib} KiB (${large_s} s), output $size bytes"
 awk -v a="$large_kib" -v b="$small_kib" 'BEGIN { printf "peak RSS ratio %d/%d files: %.2f\n", '"$large"', '"$small"', a / b }'
-"$build/src/scopeprof" check "$work/out.h5"
+"$build/src/scopeprof" validate "$work/out.h5"
