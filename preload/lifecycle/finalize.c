@@ -290,8 +290,14 @@ static int hand_over(struct sp_profiler *p, int final, const sp_capture *cap,
         snprintf(spill_copy, sizeof spill_copy, "%s", spill_file);
     sp_spill_file *f = sp_spill_handover_begin(p, final);
     if (!f) {
-        snprintf(err, errlen, "%s: cannot hand the recorded calls to the writer", cap->path);
-        sp_log("no profile written: %s", err);
+        int open_errno = errno;
+        const char *slash = strrchr(cap->path, '/');
+        int dir_len = slash ? (int)(slash - cap->path) : 1;
+        sp_log("no profile written: %s: cannot create a file in directory '%.*s': %s (check "
+               "that the directory exists and is writable)", cap->path, dir_len,
+               slash ? cap->path : ".", strerror(open_errno));
+        (void)err;
+        (void)errlen;
         if (final)
             sp_spill_finish(p, 0);
         return -1;

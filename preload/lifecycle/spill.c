@@ -638,9 +638,8 @@ sp_spill_file *sp_spill_handover_begin(struct sp_profiler *p, int final)
     if (write_all_tables(f, p) != 0)
         goto fail;
     return f;
-fail:
-    sp_log("cannot write the handover to the writer %s (%s)", f->path ? f->path : "(no path)",
-           strerror(errno));
+fail: {
+    int open_errno = errno;
     if (f->separate) {
         if (f->fd >= 0) {
             close(f->fd);
@@ -652,7 +651,9 @@ fail:
     } else {
         f->failed = 1;
     }
+    errno = open_errno;
     return NULL;
+}
 }
 
 int sp_spill_handover_frame(sp_spill_file *f, uint16_t type, uint16_t flags, uint32_t count,
