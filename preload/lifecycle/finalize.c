@@ -1,9 +1,10 @@
-/* finalize.c - hand a profiler's recorded calls to the writer module.
+/* finalize.c - hand a profiler's recorded calls to the writer process.
  *
  * Collecting takes the locks of the slow paths only; threads that are still
  * recording keep going (a call they close after the snapshot is simply not
  * in this file).
- * The writer module is loaded by writer_loader.c. */
+ * The handover (handover.c) goes through the spill file; the writer process
+ * is run by writer_process.c, the fallback module loaded by writer_loader.c. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>

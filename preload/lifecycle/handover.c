@@ -154,15 +154,41 @@ int sp_handover_write(sp_spill_file *f, const sp_capture *cap, const uint64_t *o
         *summary_only = 1;
     }
     int rc = 0;
-    for (size_t r = 0; rc == 0 && r < cap->num_regions; r++)
-        rc = put_region(f, &cap->regions[r], (uint32_t)r, counts ? counts[r] : 0,
-                        totals ? totals[r] : 0, open_calls ? open_calls[r] : 0);
+    /* Regions and threads again, as they are now: a source location given
+     * later, a thread named after its first spill. */
+    for (size_t r = 0; rc == 0 && r < cap->num_regions; r++) {
+        const sp_capture_region *reg = &cap->regions[r];
+        sp_spill_region rec = {
+            .id = (uint32_t)r,
+            .name_len = (uint32_t)strlen(reg->name),
+            .file_len = reg->source_file ? (uint32_t)strlen(reg->source_file) : 0,
+            .source_line = reg->source_file ? reg->source_line : -1,
+            .callsite = reg->callsite,
+        };
+        rc = put(f, SP_SPILL_FRAME_REGION, &rec, sizeof rec, reg->name, rec.name_len,
+                 reg->source_file, rec.file_len);
+        if (rc == 0)
+            rc = put_region(f, reg, (uint32_t)r, counts ? counts[r] : 0, totals ? totals[r] : 0,
+                            open_calls ? open_calls[r] : 0);
+    }
     free(counts);
     free(totals);
     for (size_t t = 0; rc == 0 && t < cap->num_threads; t++) {
-        sp_spill_thread_end rec = {cap->threads[t].index, cap->threads[t].end_ns,
-                                   cap->threads[t].cpu_ns};
-        rc = put(f, SP_SPILL_FRAME_THREAD_END, &rec, sizeof rec, NULL, 0, NULL, 0);
+        const sp_thread_row *row = &cap->threads[t];
+        const char *name = row->name ? row->name : "";
+        sp_spill_thread rec = {
+            .index = row->index,
+            .ident = row->ident,
+            .native_id = row->native_id,
+            .start_ns = row->start_ns,
+            .daemon = row->daemon,
+            .name_len = (uint32_t)strlen(name),
+        };
+        rc = sp_spill_handover_frame(f, SP_SPILL_FRAME_THREAD, 0, 0, row->index, &rec, sizeof rec,
+                                     name, rec.name_len, NULL, 0);
+        sp_spill_thread_end end = {row->index, row->end_ns, row->cpu_ns};
+        if (rc == 0)
+            rc = put(f, SP_SPILL_FRAME_THREAD_END, &end, sizeof end, NULL, 0, NULL, 0);
     }
     for (size_t t = 0; rc == 0 && t < cap->num_tasks; t++)
         rc = put_task(f, &cap->tasks[t]);

@@ -124,6 +124,23 @@ Test(writer, nothing_of_hdf5_or_libdw_enters_the_program)
     harness_run_free(&run);
 }
 
+/* A program that reaps every child itself takes the writer's exit status:
+ * the outcome comes through the pipe all the same. */
+Test(writer, a_program_that_reaps_every_child)
+{
+    struct harness_run run;
+    const char *argv[] = {harness_program("writer_isolation"), "6", "2000", "reaper", NULL};
+    cr_assert_eq(harness_run(&run, argv, NULL, 1), 0);
+    cr_assert_eq(run.exit_code, 6, "status %d, stderr: %s", run.exit_code, run.err);
+    cr_assert_str_eq(run.err, "");
+    sp_profile *p = harness_load(&run, "iso_rank00000.h5");
+    cr_assert_eq(harness_calls(p, "work"), 2000);
+    cr_assert_eq(harness_calls(p, "worker"), 2000);
+    sp_profile_free(p);
+    cr_assert_eq(harness_count_files(&run, "*.spill.*"), 0);
+    harness_run_free(&run);
+}
+
 /* Without the writer process and with a foreign malloc, the module is not
  * safe: the run is kept in its spill file for `scopeprof recover`. */
 Test(writer, no_writer_process_and_a_foreign_malloc_keeps_the_spill)

@@ -5,11 +5,15 @@
  *   writer_isolation STATUS N            N calls of "work" and of "worker"
  *   writer_isolation STATUS N finalize   the same, then sp_finalize() and
  *                                        "mapped=..." naming HDF5 or libdw
- *                                        if either is in this process */
+ *                                        if either is in this process
+ *   writer_isolation STATUS N reaper     the same, exiting with a SIGCHLD
+ *                                        handler that reaps every child */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "scope_profiler.h"
 
@@ -27,6 +31,13 @@ static void *worker(void *arg)
         sp_end(r);
     }
     return NULL;
+}
+
+static void reap_every_child(int sig)
+{
+    (void)sig;
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
 }
 
 int main(int argc, char **argv)
@@ -61,6 +72,12 @@ int main(int argc, char **argv)
             fclose(maps);
         printf("mapped=%s%s%s\n", hdf5 ? "hdf5 " : "", dw ? "libdw " : "",
                hdf5 || dw ? "" : "none");
+    }
+    if (argc > 3 && !strcmp(argv[3], "reaper")) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = reap_every_child;
+        sigaction(SIGCHLD, &sa, NULL);
     }
     printf("done\n");
     return status;
