@@ -45,11 +45,13 @@ static int find_writer(char *path, size_t len)
         *slash = '\0';
     else
         snprintf(dir, sizeof dir, ".");
-    snprintf(path, len, "%.4000s/scopeprof-writer", dir);
-    if (access(path, X_OK) == 0)
-        return 0;
-    snprintf(path, len, "%.4000s/scopeprof/scopeprof-writer", dir);
-    return access(path, X_OK) == 0 ? 0 : -1;
+    static const char *const places[] = {"/scopeprof-writer", "/scopeprof/scopeprof-writer"};
+    for (size_t i = 0; i < sizeof places / sizeof *places; i++) {
+        int n = snprintf(path, len, "%s%s", dir, places[i]);
+        if (n > 0 && (size_t)n < len && access(path, X_OK) == 0)
+            return 0;
+    }
+    return -1;
 }
 
 static int is_shim(const char *entry, size_t n, const char *shim)
