@@ -64,9 +64,11 @@ static int put_region(sp_spill_file *f, const sp_capture_region *r, uint32_t id,
         size_t plen = path ? strnlen(path, SP_MODULE_TEXT_MAX) : 0;
         size_t nlen = name ? strnlen(name, SP_MODULE_TEXT_MAX) : 0;
         frames[i] = (sp_spill_callframe){r->frames[i].address, (uint32_t)plen, (uint32_t)nlen};
-        memcpy(text + text_len, path, plen);
+        if (plen)
+            memcpy(text + text_len, path, plen);
         text_len += plen;
-        memcpy(text + text_len, name, nlen);
+        if (nlen)
+            memcpy(text + text_len, name, nlen);
         text_len += nlen;
     }
     return put(f, SP_SPILL_FRAME_REGION_FINAL, &rec, sizeof rec, frames,

@@ -137,7 +137,7 @@ static uint64_t hash_pieces(uint64_t sum, const void *a, size_t alen, const void
     size_t carried = 0;
     for (int i = 0; i < 3; i++) {
         const unsigned char *p = piece[i];
-        size_t n = len[i];
+        size_t n = p ? len[i] : 0;
         while (n && carried) {
             carry[carried++] = *p++;
             n--;
@@ -148,7 +148,8 @@ static uint64_t hash_pieces(uint64_t sum, const void *a, size_t alen, const void
         }
         size_t whole = n & ~(size_t)7;
         sum = sp_spill_hash(sum, p, whole);
-        memcpy(carry + carried, p + whole, n - whole);
+        if (n > whole)
+            memcpy(carry + carried, p + whole, n - whole);
         carried += n - whole;
     }
     return sp_spill_hash(sum, carry, carried);

@@ -78,7 +78,8 @@ static int resolve_callsites(const sp_capture *capture, const uint64_t *open_cal
         free_resolved(out);
         return -1;
     }
-    memcpy(out->regions, capture->regions, n * sizeof *out->regions);
+    if (n)
+        memcpy(out->regions, capture->regions, n * sizeof *out->regions);
     sp_callsite site;
     int have_site = 0;
     const sp_capture_region *previous = NULL;
@@ -165,7 +166,8 @@ static int write_counts_only(const sp_capture *cap, char *err, size_t errlen)
         snprintf(err, errlen, "%s: out of memory", cap->path);
         return -1;
     }
-    memcpy(regions, cap->regions, n * sizeof *regions);
+    if (n)
+        memcpy(regions, cap->regions, n * sizeof *regions);
     for (size_t f = 0; f < cap->num_spill_files; f++) {
         sp_spill_reader *r = sp_spill_open(cap->spill_files[f], err, errlen);
         if (!r) {
