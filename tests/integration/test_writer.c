@@ -185,6 +185,9 @@ Test(writer, no_writer_process_and_a_foreign_malloc_keeps_the_spill)
 /* Without the writer process, the module writes where malloc is libc's. */
 Test(writer, no_writer_process_falls_back_to_the_module)
 {
+    const char *prefix = getenv("SCOPEPROF_TEST_PRELOAD_PREFIX");
+    if (prefix && *prefix)
+        cr_skip_test("a sanitizer runtime is preloaded: its malloc is not the C library's");
     const char *env[] = {"SCOPE_PROFILER_WRITER=/nonexistent/scopeprof-writer", NULL};
     const char *argv[] = {harness_program("writer_isolation"), "3", "3000", NULL};
     struct harness_run run;
