@@ -240,15 +240,32 @@ Test(writer, file_size_limit_while_spilling, .timeout = 120)
 
 /* ---- item 8: room for the handover, not for the file ------------------------ */
 
-Test(writer, nearly_full_disk_writes_the_counts_and_keeps_the_spill, .timeout = 120)
+/* The small tmpfs, unmounted and removed even when an assertion failed. */
+static char full_dir[64];
+
+static void remove_full_dir(void)
 {
-    char dir[64];
-    snprintf(dir, sizeof dir, "/tmp/scopeprof-full-XXXXXX");
+    if (!full_dir[0])
+        return;
+    umount2(full_dir, MNT_DETACH);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", full_dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", full_dir);
+    full_dir[0] = '\0';
+}
+
+Test(writer, nearly_full_disk_writes_the_counts_and_keeps_the_spill, .timeout = 120,
+     .fini = remove_full_dir)
+{
+    char *dir = full_dir;
+    snprintf(full_dir, sizeof full_dir, "/tmp/scopeprof-full-XXXXXX");
     cr_assert_not_null(mkdtemp(dir));
     /* 6 MiB: the 4.8 MB spill of 200 000 calls fits, the space the
      * streaming writer reserves for the file (12 MB) does not */
     if (mount("tmpfs", dir, "tmpfs", 0, "size=6m") != 0) {
         rmdir(dir);
+        full_dir[0] = '\0';
         cr_skip_test("cannot mount a small tmpfs here (%s)", strerror(errno));
     }
     char prefix[128];
@@ -291,8 +308,6 @@ Test(writer, nearly_full_disk_writes_the_counts_and_keeps_the_spill, .timeout = 
     sp_profile_free(p);
     harness_run_free(&rec);
     harness_run_free(&run);
-    umount2(dir, MNT_DETACH);
-    rmdir(dir);
 }
 
 /* ---- item 9: final names near NAME_MAX ----------------------------------------- */
