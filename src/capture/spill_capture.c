@@ -72,10 +72,11 @@ static int grow(void **array, size_t *count, size_t need, size_t size)
 }
 
 
+/* More than 4 M regions is damage, not data: such a frame is ignored. */
+#define SP_SPILL_MAX_REGION_ID (1u << 22)
+
 static int region_slot(struct sp_spill_capture_owned *o, size_t *num_used, uint32_t id)
 {
-    if (id > (1u << 26))
-        return -1;
     size_t cap = o->num_regions, before = cap;
     if (grow((void **)&o->regions, &cap, (size_t)id + 1, sizeof *o->regions))
         return -1;
@@ -97,6 +98,8 @@ static int take_region(struct sp_spill_capture_owned *o, size_t *num_used, const
 {
     sp_spill_region rec;
     memcpy(&rec, p, sizeof rec);
+    if (rec.id > SP_SPILL_MAX_REGION_ID)
+        return 0;
     if (region_slot(o, num_used, rec.id))
         return -1;
     sp_capture_region *reg = &o->regions[rec.id];
@@ -112,6 +115,8 @@ static int take_region_final(struct sp_spill_capture_owned *o, size_t *num_used,
 {
     sp_spill_region_final rec;
     memcpy(&rec, p, sizeof rec);
+    if (rec.id > SP_SPILL_MAX_REGION_ID)
+        return 0;
     if (region_slot(o, num_used, rec.id))
         return -1;
     sp_capture_region *reg = &o->regions[rec.id];
@@ -218,6 +223,9 @@ static int take_meta_typed(struct sp_spill_capture_owned *o, const unsigned char
 {
     sp_spill_meta rec;
     memcpy(&rec, p, sizeof rec);
+    if (rec.type != SP_META_INT && rec.type != SP_META_FLOAT && rec.type != SP_META_STRING &&
+        rec.type != SP_META_STRINGS)
+        return 0; /* unknown type: ignored */
     const char *at = (const char *)p + sizeof rec, *end = (const char *)p + len;
     const char *strings[1 + 4096];
     if (rec.num_values > 4096)
