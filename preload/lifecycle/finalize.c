@@ -1,9 +1,10 @@
-/* finalize.c - hand a profiler's recorded calls to the writer module.
+/* finalize.c - hand a profiler's recorded calls to the writer process.
  *
  * Collecting takes the locks of the slow paths only; threads that are still
  * recording keep going (a call they close after the snapshot is simply not
  * in this file).
- * The writer module is loaded by writer_loader.c. */
+ * The handover (handover.c) goes through the spill file; the writer process
+ * is run by writer_process.c, the fallback module loaded by writer_loader.c. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -266,18 +267,82 @@ static void locate_callsites(struct sp_profiler *p, struct collected *c, uint32_
     free(counts);
 }
 
-/* " at file:line in function" of a region's registration, or "" (this
- * loads the writer module, which finalize needs anyway). */
-static void describe_callsite(const sp_capture_region *region, char *buf, size_t len)
+/* Regions still open, said by the shim itself when no writer process can
+ * say it with the call site. */
+static void log_open_regions(const sp_capture *cap, const uint64_t *open_calls, const char *why)
 {
-    buf[0] = '\0';
-    if (!region->num_frames)
-        return;
-    sp_describe_callsite_fn describe =
-        (sp_describe_callsite_fn)sp_writer_symbol(SP_DESCRIBE_CALLSITE_SYMBOL);
-    char text[1024];
-    if (describe && describe(region->frames, region->num_frames, text, sizeof text) == 0)
-        snprintf(buf, len, " (registered at %s)", text);
+    for (size_t r = 0; r < cap->num_regions; r++)
+        if (open_calls[r])
+            sp_log("region '%s' still open at %s (depth %llu); its last call(s) are dropped",
+                   cap->regions[r].name, why, (unsigned long long)open_calls[r]);
+}
+
+/* The capture goes to the writer process through the spill-file format
+ * (handover.c); the writer's one line comes back.  Returns 0 when the
+ * whole profile was written; otherwise the lines are said here and the
+ * spill file is kept when it holds more than what was written. */
+static int hand_over(struct sp_profiler *p, int final, const sp_capture *cap,
+                     const uint64_t *open_calls, uint64_t open_total, const char *why,
+                     char *err, size_t errlen)
+{
+    const char *spill_file = sp_spill_path(p);
+    char spill_copy[PATH_MAX] = "";
+    if (spill_file)
+        snprintf(spill_copy, sizeof spill_copy, "%s", spill_file);
+    sp_spill_file *f = sp_spill_handover_begin(p, final);
+    if (!f) {
+        int open_errno = errno;
+        const char *slash = strrchr(cap->path, '/');
+        int dir_len = slash ? (int)(slash - cap->path) : 1;
+        sp_log("no profile written: %s: cannot create a file in directory '%.*s': %s (check "
+               "that the directory exists and is writable)", cap->path, dir_len,
+               slash ? cap->path : ".", strerror(open_errno));
+        (void)err;
+        (void)errlen;
+        if (final)
+            sp_spill_finish(p, 0);
+        return -1;
+    }
+    int summary_only = 0;
+    const char *files[2];
+    size_t n = 0;
+    const char *handover = sp_spill_handover_path(f);
+    if (spill_copy[0] && strcmp(spill_copy, handover))
+        files[n++] = spill_copy;
+    files[n++] = handover;
+    char line[4200] = "";
+    int written = 0;
+    if (sp_handover_write(f, cap, open_calls, why, &summary_only) != 0) {
+        snprintf(line, sizeof line, "error %s: cannot hand the recorded calls to the writer "
+                 "(%s: %s)", cap->path, handover, strerror(errno));
+        if (final && open_total)
+            log_open_regions(cap, open_calls, why);
+    } else if (sp_writer_process_run("write", files, n, line, sizeof line) != 0) {
+        /* No writer process: the module, where it is safe. */
+        char msg[4096] = "";
+        int outcome = sp_writer_module_write(files, n, msg, sizeof msg);
+        if (outcome == -2) {
+            char reason[1200];
+            snprintf(reason, sizeof reason, "%s", line);
+            snprintf(line, sizeof line, "error %s: %s; %s", cap->path, reason, msg);
+            if (final && open_total)
+                log_open_regions(cap, open_calls, why);
+        } else {
+            snprintf(line, sizeof line, "%s%s%s", outcome == 0 ? "ok" : outcome == 1 ? "partial"
+                     : "error", msg[0] ? " " : "", msg);
+        }
+    }
+    if (!strncmp(line, "ok", 2)) {
+        written = 1;
+        if (line[2] == ' ' && line[3])
+            sp_log("%s", line + 3); /* e.g. the disk had room for the counts only */
+    } else if (!strncmp(line, "partial ", 8)) {
+        sp_log("%s", line + 8);
+    } else {
+        sp_log("no profile written: %s", !strncmp(line, "error ", 6) ? line + 6 : line);
+    }
+    sp_spill_handover_end(p, f, final, written);
+    return written ? 0 : -1;
 }
 
 static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -306,14 +371,14 @@ int sp_profiler_write(struct sp_profiler *p, int final, const char *why)
     memset(&c, 0, sizeof c);
     c.regions = calloc(num_regions ? num_regions : 1, sizeof *c.regions);
     c.open_calls = calloc(num_regions ? num_regions : 1, sizeof *c.open_calls);
-    int rc = -1;
+    int rc = -1, final_done = 0;
     char err[1024] = "";
     if (!c.regions || !c.open_calls || collect_lanes(p, &c, num_regions) != 0) {
         snprintf(err, sizeof err, "out of memory while collecting the recorded calls");
         goto done;
     }
     locate_callsites(p, &c, num_regions);
-    uint64_t dropped = 0;
+    uint64_t dropped = 0, open_total = 0;
     for (uint32_t r = 0; r < num_regions; r++) {
         struct sp_region *reg = sp_region_get(p, r);
         c.regions[r].name = reg->name;
@@ -321,12 +386,9 @@ int sp_profiler_write(struct sp_profiler *p, int final, const char *why)
         c.regions[r].source_line = reg->source_line;
         c.regions[r].callsite = reg->callsite;
         dropped += c.regions[r].dropped_calls;
-        if (final && c.open_calls[r]) {
-            char where[1200];
-            describe_callsite(&c.regions[r], where, sizeof where);
-            sp_log("region '%s' still open at %s (depth %llu); its last call(s) are dropped%s",
-                   reg->name, why, (unsigned long long)c.open_calls[r], where);
-        }
+        if (!final)
+            c.open_calls[r] = 0; /* a flush says nothing of calls still running */
+        open_total += c.open_calls[r];
     }
     if (final && dropped)
         sp_log("the memory cap (SCOPE_PROFILER_MAX_MEMORY) stopped the timeline: %llu calls "
@@ -351,9 +413,6 @@ int sp_profiler_write(struct sp_profiler *p, int final, const char *why)
         snprintf(err, sizeof err, "the output path for prefix '%s' is too long", p->prefix);
         goto done;
     }
-    sp_write_capture_fn write_capture = sp_writer_load(err, sizeof err);
-    if (!write_capture)
-        goto done;
     sp_capture cap = {
         .abi = SP_CAPTURE_ABI,
         .path = path,
@@ -365,8 +424,6 @@ int sp_profiler_write(struct sp_profiler *p, int final, const char *why)
         .regions = c.regions,
         .num_chunks = c.num_chunks,
         .chunks = c.chunks,
-        .num_spill_files = spill_file ? 1 : 0,
-        .spill_files = &spill_file,
         .num_threads = num_threads,
         .threads = c.threads,
         .num_tasks = num_tasks,
@@ -375,14 +432,18 @@ int sp_profiler_write(struct sp_profiler *p, int final, const char *why)
         .meta = c.meta,
         .max_memory = sp_cfg.max_memory,
     };
-    rc = write_capture(&cap, err, sizeof err);
+    rc = hand_over(p, final, &cap, c.open_calls, open_total, why, err, sizeof err);
     if (rc == 0)
         sp_debug("wrote %s (%llu calls, %s)", path, (unsigned long long)c.events, why);
+    /* hand_over has finished the spill file and said what went wrong */
+    if (rc != 0)
+        err[0] = '\0';
+    final_done = 1;
 
 done:
-    if (rc != 0)
-        sp_log("no profile written: %s", err[0] ? err : "unknown error");
-    if (final)
+    if (rc != 0 && err[0])
+        sp_log("no profile written: %s", err);
+    if (final && !final_done)
         sp_spill_finish(p, rc == 0);
     sp_spill_unlock();
     release(&c);

@@ -47,16 +47,25 @@ size_t sp_process_meta_count(void);
 void sp_process_meta_merge(sp_meta *meta, size_t *n, size_t cap);
 extern pthread_mutex_t *const sp_meta_lock;
 
-/* ---- writing (finalize.c, writer_loader.c) -------------------------------- */
+/* ---- writing (finalize.c, handover.c, writer_process.c, writer_loader.c) - */
 
 int sp_profiler_write(struct sp_profiler *p, int final, const char *why);
 /* Write every active profiler now (exit path, fatal signal path). */
 void sp_finalize_all(const char *why);
-/* The writer module's write entry point, loading it on first use; NULL with
- * the reason in err when it cannot be loaded. */
-sp_write_capture_fn sp_writer_load(char *err, size_t errlen);
-/* A symbol of the writer module, loading it on first use; NULL if absent. */
-void *sp_writer_symbol(const char *symbol);
+/* Run `scopeprof-writer MODE STATUS_FD ARGS...` and wait for it: 0 with
+ * its one-line answer in line, or -1 when it cannot be started (the
+ * reason in line). */
+int sp_writer_process_run(const char *mode, const char *const *args, size_t nargs, char *line,
+                          size_t linelen);
+/* A frame's module path as the writer process must open it
+ * (/proc/self/exe -> /proc/<pid>/exe, in buf). */
+const char *sp_writer_module_path(const char *path, char *buf, size_t len);
+/* The fallback when the writer process cannot be started: the writer
+ * module loaded into the program (only when the program's malloc is the C
+ * library's: the module's free must meet its own memory).  Returns the
+ * writer's outcome (-1, 0, 1 as sp_writer_outcome), or -2 with the reason
+ * in msg when the module cannot or must not be used. */
+int sp_writer_module_write(const char *const *files, size_t n, char *msg, size_t msglen);
 /* The writer's lock, for fork handlers (intercept/fork.c). */
 extern pthread_mutex_t *const sp_write_lock;
 

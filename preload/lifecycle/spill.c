@@ -7,11 +7,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/uio.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "spill.h"
@@ -24,6 +27,7 @@ struct spill_file {
     int fd;                     /* -1 until the first spill */
     int failed;                 /* could not create or write: no more spilling */
     int finished;               /* removed (or kept) after the final write */
+    int separate;               /* a handover beside p's spill file (handover_begin) */
     uint32_t regions_written;   /* region frames written for ids below this */
     int32_t rank_written, size_written;
     uint8_t *thread_written;    /* by thread index */
@@ -74,7 +78,7 @@ static struct spill_file *file_of(struct sp_profiler *p)
 
 /* ---- writing frames --------------------------------------------------------- */
 
-static int write_all(int fd, struct iovec *iov, int n)
+static int write_all_unguarded(int fd, struct iovec *iov, int n)
 {
     while (n > 0) {
         ssize_t w = writev(fd, iov, n);
@@ -97,6 +101,60 @@ static int write_all(int fd, struct iovec *iov, int n)
     return 0;
 }
 
+/* A file size limit (ulimit -f) must fail our write, not kill the program
+ * with SIGXFSZ: the signal is blocked on this thread around the write, and
+ * the one our write raised is taken before unblocking (a program that
+ * blocks SIGXFSZ itself keeps what is pending). */
+static int write_all(int fd, struct iovec *iov, int n)
+{
+    sigset_t xfsz, old;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    int blocked = pthread_sigmask(SIG_BLOCK, &xfsz, &old) == 0;
+    int rc = write_all_unguarded(fd, iov, n);
+    int write_errno = errno;
+    if (blocked) {
+        if (rc != 0 && write_errno == EFBIG && !sigismember(&old, SIGXFSZ)) {
+            struct timespec zero = {0, 0};
+            while (sigtimedwait(&xfsz, NULL, &zero) == SIGXFSZ)
+                ;
+        }
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    errno = write_errno;
+    return rc;
+}
+
+/* The checksum of the pieces as the reader sees them: one contiguous
+ * payload (the hash takes 8-byte words, so a piece whose length is not a
+ * multiple of 8 must not end a word early). */
+static uint64_t hash_pieces(uint64_t sum, const void *a, size_t alen, const void *b, size_t blen,
+                            const void *c, size_t clen)
+{
+    const unsigned char *piece[3] = {a, b, c};
+    size_t len[3] = {alen, blen, clen};
+    unsigned char carry[8];
+    size_t carried = 0;
+    for (int i = 0; i < 3; i++) {
+        const unsigned char *p = piece[i];
+        size_t n = p ? len[i] : 0;
+        while (n && carried) {
+            carry[carried++] = *p++;
+            n--;
+            if (carried == 8) {
+                sum = sp_spill_hash(sum, carry, 8);
+                carried = 0;
+            }
+        }
+        size_t whole = n & ~(size_t)7;
+        sum = sp_spill_hash(sum, p, whole);
+        if (n > whole)
+            memcpy(carry + carried, p + whole, n - whole);
+        carried += n - whole;
+    }
+    return sp_spill_hash(sum, carry, carried);
+}
+
 /* One frame from up to three payload pieces, in a single writev so that a
  * kill leaves at most one torn frame. */
 static int write_frame(struct spill_file *f, uint16_t type, uint16_t flags, uint32_t count,
@@ -113,9 +171,7 @@ static int write_frame(struct spill_file *f, uint16_t type, uint16_t flags, uint
         .checksum = 0,
     };
     uint64_t sum = sp_spill_hash(SP_SPILL_HASH_INIT, &h, sizeof h);
-    sum = sp_spill_hash(sum, a, alen);
-    sum = sp_spill_hash(sum, b, blen);
-    h.checksum = sp_spill_hash(sum, c, clen);
+    h.checksum = hash_pieces(sum, a, alen, b, blen, c, clen);
     struct iovec iov[4] = {
         {&h, sizeof h}, {(void *)a, alen}, {(void *)b, blen}, {(void *)c, clen},
     };
@@ -146,18 +202,54 @@ static int write_meta(struct spill_file *f, struct sp_profiler *p)
     return write_frame(f, SP_SPILL_FRAME_META, 0, 0, 0, buf, len, NULL, 0, NULL, 0);
 }
 
-static int open_file(struct spill_file *f, struct sp_profiler *p)
+/* Six characters nobody can guess in advance. */
+static void random_suffix(char out[7])
 {
-    const char *out = sp_profiler_path(p);
-    if (!out)
-        return -1;
-    size_t len = strlen(out) + 32;
+    static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    uint64_t r = 0;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        r = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ (uint64_t)(uintptr_t)out ^
+            ((uint64_t)sp_proc.pid << 40);
+        r *= 0x9e3779b97f4a7c15ull;
+    }
+    for (int i = 0; i < 6; i++, r /= 36)
+        out[i] = alphabet[r % 36];
+    out[6] = '\0';
+}
+
+/* <out>.spill.<pid>.<random>, created here and nowhere else: O_EXCL and
+ * O_NOFOLLOW refuse a file or symlink planted at the name, mode 0600 keeps
+ * the recorded calls private.  A name too long for the directory becomes
+ * scopeprof.spill.<pid>.<random> in the same directory. */
+static int create_spill_file(struct spill_file *f, const char *out)
+{
+    const char *slash = strrchr(out, '/');
+    size_t dir_len = slash ? (size_t)(slash - out) + 1 : 0;
+    size_t len = strlen(out) + 64;
     f->path = malloc(len);
     if (!f->path)
         return -1;
-    snprintf(f->path, len, "%s.spill.%d", out, sp_proc.pid);
-    f->fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-    if (f->fd < 0)
+    for (int attempt = 0; attempt < 16; attempt++) {
+        char suffix[7];
+        random_suffix(suffix);
+        snprintf(f->path, len, "%s.spill.%d.%s", out, sp_proc.pid, suffix);
+        if (strlen(f->path + dir_len) > NAME_MAX)
+            snprintf(f->path, len, "%.*sscopeprof.spill.%d.%s", (int)dir_len, out, sp_proc.pid,
+                     suffix);
+        f->fd = open(f->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC,
+                     0600);
+        if (f->fd >= 0 || errno != EEXIST)
+            break;
+    }
+    return f->fd >= 0 ? 0 : -1;
+}
+
+static int open_file(struct spill_file *f, struct sp_profiler *p)
+{
+    const char *out = sp_profiler_path(p);
+    if (!out || create_spill_file(f, out) != 0)
         return -1;
     sp_spill_header h;
     memset(&h, 0, sizeof h);
@@ -499,4 +591,109 @@ void sp_spill_install(void)
     if (pthread_atfork(NULL, NULL, forget_parent_spills) != 0)
         sp_log("cannot watch fork(); children may append to their parent's spill file");
     sp_signals_install();
+}
+
+/* ---- the handover to the writer process (handover.c) ------------------------ */
+
+/* Every region and every thread, so that the file describes them all. */
+static int write_all_tables(struct spill_file *f, struct sp_profiler *p)
+{
+    pthread_mutex_lock(&sp_threads_lock);
+    int64_t n = sp_num_threads;
+    pthread_mutex_unlock(&sp_threads_lock);
+    for (int64_t i = 0; i < n; i++) {
+        pthread_mutex_lock(&sp_threads_lock);
+        struct sp_thread *t = sp_threads[i];
+        pthread_mutex_unlock(&sp_threads_lock);
+        if (t && write_tables(f, p, t) != 0)
+            return -1;
+    }
+    if (n == 0) {
+        /* no thread registered: the rank and the regions still */
+        struct sp_thread none;
+        memset(&none, 0, sizeof none);
+        snprintf(none.name, sizeof none.name, "main");
+        return write_tables(f, p, &none);
+    }
+    return 0;
+}
+
+sp_spill_file *sp_spill_handover_begin(struct sp_profiler *p, int final)
+{
+    struct spill_file *own = file_of(p);
+    if (!own)
+        return NULL;
+    struct spill_file *f = own;
+    /* Only the final write may append to the spill file: after a flush the
+     * calls still in memory will be spilled again. */
+    if (!final || own->failed || own->finished) {
+        f = calloc(1, sizeof *f);
+        if (!f)
+            return NULL;
+        f->fd = -1;
+        f->rank_written = -1;
+        f->separate = 1;
+    }
+    if (f->fd < 0 && open_file(f, p) != 0)
+        goto fail;
+    if (write_all_tables(f, p) != 0)
+        goto fail;
+    return f;
+fail: {
+    int open_errno = errno;
+    if (f->separate) {
+        if (f->fd >= 0) {
+            close(f->fd);
+            unlink(f->path);
+        }
+        free(f->path);
+        free(f->thread_written);
+        free(f);
+    } else {
+        f->failed = 1;
+    }
+    errno = open_errno;
+    return NULL;
+}
+}
+
+int sp_spill_handover_frame(sp_spill_file *f, uint16_t type, uint16_t flags, uint32_t count,
+                            int64_t thread, const void *a, size_t alen, const void *b,
+                            size_t blen, const void *c, size_t clen)
+{
+    return write_frame(f, type, flags, count, thread, a, alen, b, blen, c, clen);
+}
+
+int64_t sp_spill_handover_mark(sp_spill_file *f)
+{
+    return (int64_t)lseek(f->fd, 0, SEEK_END);
+}
+
+int sp_spill_handover_cut(sp_spill_file *f, int64_t mark)
+{
+    return mark >= 0 && ftruncate(f->fd, (off_t)mark) == 0 ? 0 : -1;
+}
+
+const char *sp_spill_handover_path(const sp_spill_file *f)
+{
+    return f->path;
+}
+
+void sp_spill_handover_end(struct sp_profiler *p, sp_spill_file *f, int final, int written)
+{
+    if (f && f->separate) {
+        close(f->fd);
+        if (!final || written) {
+            if (unlink(f->path) != 0)
+                sp_log("cannot remove the handover file %s (%s)", f->path, strerror(errno));
+        } else {
+            sp_log("the recorded calls are kept in %s; 'scopeprof recover %s -o FILE.h5' "
+                   "turns it into a profile", f->path, f->path);
+        }
+        free(f->path);
+        free(f->thread_written);
+        free(f);
+    }
+    if (final)
+        sp_spill_finish(p, written);
 }

@@ -37,6 +37,34 @@ void sp_spill_discard(struct sp_profiler *p);
  * profile was written, else keep it and say how to recover it. */
 void sp_spill_finish(struct sp_profiler *p, int written);
 
+/* ---- the handover to the writer process (finalize.c) ----------------------
+ * A spill-format file with every region and thread, to which finalize adds
+ * the calls in memory and the rest of the capture (spill_format.h).  The
+ * final write appends to p's spill file (created if none), so that a failed
+ * write leaves one complete file for `scopeprof recover`; a flush writes a
+ * separate file beside it (its calls stay in memory).  Spill lock held. */
+typedef struct spill_file sp_spill_file;
+/* NULL after one line on stderr. */
+sp_spill_file *sp_spill_handover_begin(struct sp_profiler *p, int final);
+int sp_spill_handover_frame(sp_spill_file *f, uint16_t type, uint16_t flags, uint32_t count,
+                            int64_t thread, const void *a, size_t alen, const void *b,
+                            size_t blen, const void *c, size_t clen);
+/* The end of the file, and cutting it back there after a failed write. */
+int64_t sp_spill_handover_mark(sp_spill_file *f);
+int sp_spill_handover_cut(sp_spill_file *f, int64_t mark);
+const char *sp_spill_handover_path(const sp_spill_file *f);
+/* After the writer: a separate file is removed (kept after a failed final
+ * write, with the recover hint); a final write finishes p's spill file
+ * (sp_spill_finish).  f may be NULL. */
+void sp_spill_handover_end(struct sp_profiler *p, sp_spill_file *f, int final, int written);
+
+/* handover.c: the calls in memory (cap->chunks) and the rest of the capture
+ * as frames of f, the CAPTURE frame last.  *summary_only: the calls in
+ * memory did not fit and are in the per-region counts only.  0, or -1
+ * (errno set). */
+int sp_handover_write(sp_spill_file *f, const sp_capture *cap, const uint64_t *open_calls,
+                      const char *why, int *summary_only);
+
 /* Constructor: forget the parent's spill files in fork children, and
  * install the signal handling below. */
 void sp_spill_install(void);

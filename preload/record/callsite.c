@@ -65,7 +65,8 @@ size_t sp_callsite_locate(const uintptr_t *frames, int n, sp_capture_frame *out)
             continue;
         /* The main program has an empty name in the link map.  Reading it
          * through /proc/self/exe finds the very file that runs, even when it
-         * was deleted or replaced since (the writer shares /proc/self). */
+         * was deleted or replaced since; the handover turns it into
+         * /proc/<pid>/exe for the writer process). */
         int is_main = !map->l_name || !map->l_name[0];
         out[count++] = (sp_capture_frame){
             is_main ? "/proc/self/exe" : map->l_name,
@@ -80,7 +81,7 @@ void sp_callsite_describe(const uintptr_t *frames, int n, char *buf, size_t len)
 {
     if (len)
         buf[0] = '\0';
-    /* Naming a file and line takes the writer module: the life cycle's. */
+    /* Naming a file and line takes the writer process: the life cycle's. */
     void (*describe)(const uintptr_t *, int, char *, size_t) =
         SP_LOAD(sp_record_hooks.describe_callsite);
     if (describe && n > 0 && len)

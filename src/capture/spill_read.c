@@ -54,7 +54,7 @@ sp_spill_reader *sp_spill_open(const char *path, char *err, size_t errlen)
                  path);
         goto fail;
     }
-    if (h->version != SP_SPILL_VERSION || h->header_size != sizeof *h ||
+    if ((h->version != 1 && h->version != SP_SPILL_VERSION) || h->header_size != sizeof *h ||
         h->event_size != sizeof(sp_event)) {
         snprintf(err, errlen, "%s: spill file version %u is not supported by this scopeprof",
                  path, h->version);
@@ -90,6 +90,16 @@ static int frame_shape_ok(const sp_spill_frame *h)
         return h->length >= sizeof(sp_spill_region);
     case SP_SPILL_FRAME_THREAD:
         return h->length >= sizeof(sp_spill_thread);
+    case SP_SPILL_FRAME_REGION_FINAL:
+        return h->length >= sizeof(sp_spill_region_final);
+    case SP_SPILL_FRAME_THREAD_END:
+        return h->length == sizeof(sp_spill_thread_end);
+    case SP_SPILL_FRAME_TASK:
+        return h->length >= sizeof(sp_spill_task);
+    case SP_SPILL_FRAME_META_TYPED:
+        return h->length >= sizeof(sp_spill_meta);
+    case SP_SPILL_FRAME_CAPTURE:
+        return h->length >= sizeof(sp_spill_capture_frame);
     case SP_SPILL_FRAME_EVENTS: {
         uint64_t per = sizeof(sp_event) + (h->flags & SP_SPILL_FLAG_AWAIT ? sizeof(int64_t) : 0);
         return (uint64_t)h->count * per == h->length;
@@ -111,6 +121,29 @@ static int payload_ok(const sp_spill_frame *h, const unsigned char *p)
         sp_spill_thread rec;
         memcpy(&rec, p, sizeof rec);
         return (uint64_t)sizeof rec + rec.name_len == h->length;
+    }
+    if (h->type == SP_SPILL_FRAME_REGION_FINAL) {
+        sp_spill_region_final rec;
+        memcpy(&rec, p, sizeof rec);
+        uint64_t need = sizeof rec + (uint64_t)rec.num_frames * sizeof(sp_spill_callframe);
+        if (rec.num_frames > 64 || need > h->length)
+            return 0;
+        for (uint32_t i = 0; i < rec.num_frames; i++) {
+            sp_spill_callframe f;
+            memcpy(&f, p + sizeof rec + i * sizeof f, sizeof f);
+            need += (uint64_t)f.path_len + f.name_len;
+        }
+        return need == h->length;
+    }
+    if (h->type == SP_SPILL_FRAME_TASK) {
+        sp_spill_task rec;
+        memcpy(&rec, p, sizeof rec);
+        return (uint64_t)sizeof rec + rec.kind_len + rec.name_len + rec.coro_len == h->length;
+    }
+    if (h->type == SP_SPILL_FRAME_CAPTURE) {
+        sp_spill_capture_frame rec;
+        memcpy(&rec, p, sizeof rec);
+        return (uint64_t)sizeof rec + rec.path_len + rec.why_len == h->length;
     }
     return 1;
 }

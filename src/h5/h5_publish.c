@@ -1,10 +1,12 @@
 /* h5_publish.c - atomic publication of an HDF5 file: write a sibling
- * temporary `.<name>.XXXXXX.tmp`, fsync it, rename it over the destination,
+ * temporary `.<name>.XXXXXX.tmp` (`.scopeprof.XXXXXX.tmp` for names near
+ * NAME_MAX), fsync it, rename it over the destination,
  * fsync the directory.  A failure at any step removes the temporary and
  * leaves whatever was at the destination untouched. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,14 +61,20 @@ int sp_h5_publish_begin(sp_h5_publish *pub, const char *path, int in_memory,
     sp_h5_silence();
     char *dir = directory_of(path);
     char *base_copy = strdup(path);
-    size_t need = dir && base_copy ? strlen(dir) + strlen(path) + 16 : 0;
+    size_t need = dir && base_copy ? strlen(dir) + strlen(path) + 32 : 0;
     pub->final_path = strdup(path);
     pub->temp_path = need ? malloc(need) : NULL;
     if (!pub->final_path || !pub->temp_path) {
         sp_h5_errf(err, errlen, "%s: out of memory (free memory and retry)", path);
         goto fail;
     }
-    snprintf(pub->temp_path, need, "%s/.%s.XXXXXX.tmp", dir, basename(base_copy));
+    /* A final name near NAME_MAX leaves no room for the 12 characters the
+     * temporary adds: a short name in the same directory then. */
+    const char *base = basename(base_copy);
+    if (strlen(base) + strlen("..XXXXXX.tmp") > NAME_MAX)
+        snprintf(pub->temp_path, need, "%s/.scopeprof.XXXXXX.tmp", dir);
+    else
+        snprintf(pub->temp_path, need, "%s/.%s.XXXXXX.tmp", dir, base);
     int fd = mkostemps(pub->temp_path, 4, O_CLOEXEC);
     if (fd < 0) {
         int e = errno;

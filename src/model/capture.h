@@ -1,10 +1,10 @@
-/* capture.h - what the shim hands to the writer module at finalize.
+/* capture.h - a process's recorded calls as the writer sees them.
  *
- * The writer module (libscopeprof-writer.so) is loaded with dlmopen() into a
- * link namespace of its own so that its HDF5 never meets the application's.
- * The two sides then have separate C libraries (separate malloc, stdio,
- * errno): everything here is plain data owned by the shim, only read by the
- * writer, and nothing allocated on one side is freed on the other. */
+ * The shim hands them over at finalize in the spill-file format
+ * (spill_format.h, the handover frames); the writer process (or the
+ * fallback module, or `scopeprof recover`) reads them back into this
+ * struct (capture/spill_capture.h).  Everything here is plain data owned by
+ * whoever built it, only read by the conversion and the writers. */
 #ifndef SCOPEPROF_CAPTURE_H
 #define SCOPEPROF_CAPTURE_H
 
@@ -31,10 +31,11 @@ typedef struct sp_capture_chunk {
 } sp_capture_chunk;
 
 /* One frame of the call that registered a region, located in its module by
- * the shim (dladdr1); the writer module resolves it with libdw (issue 8). */
+ * the shim (dladdr1); the writer resolves it with libdw (issue 8). */
 typedef struct sp_capture_frame {
     const char *module_path;   /* file to read ("/proc/self/exe" for the main
-                                  program); NULL: not located, address is raw */
+                                  program in the shim, "/proc/<pid>/exe" in the
+                                  handover); NULL: not located, address is raw */
     const char *module_name;   /* the module's path as loaded, for display */
     uint64_t address;          /* file address of the call instruction */
 } sp_capture_frame;
@@ -49,7 +50,7 @@ typedef struct sp_capture_region {
     uint64_t dropped_calls;
     int64_t dropped_total_ns;
     /* Frames of the registering call, innermost first (none: 0).  The
-     * writer module resolves them into source_file/source_line (when no
+     * writer resolves them into source_file/source_line (when no
      * explicit location was given) and function. */
     const sp_capture_frame *frames;
     size_t num_frames;
@@ -85,19 +86,6 @@ typedef struct sp_capture {
      * windows take about this much (at least 32 MiB; 0: 32 MiB). */
     uint64_t max_memory;
 } sp_capture;
-
-/* Exported by the writer module.  Returns 0, or -1 with a one-line reason. */
-typedef int (*sp_write_capture_fn)(const sp_capture *capture, char *err, size_t errlen);
-#define SP_WRITE_CAPTURE_SYMBOL "scopeprof_write_capture"
-
-/* Also exported by the writer module, for the shim's diagnostics: the call
- * site of frames as "file:line in function" (or "module+0xoff (function)").
- * Returns 0, or -1 when nothing is known. */
-typedef int (*sp_describe_callsite_fn)(const sp_capture_frame *frames, size_t num_frames,
-                                       char *text, size_t textlen);
-#define SP_DESCRIBE_CALLSITE_SYMBOL "scopeprof_describe_callsite"
-
-
 
 /* capture_to_profile.c: the capture as a one-rank profile - events grouped
  * by region (recording order within a region), lane columns, and the call

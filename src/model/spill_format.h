@@ -21,7 +21,8 @@
 #include <string.h>
 
 #define SP_SPILL_MAGIC "SPSPILL\n"
-#define SP_SPILL_VERSION 1
+/* 2 added the handover frames (6-10); version 1 files are still read. */
+#define SP_SPILL_VERSION 2
 #define SP_SPILL_BYTE_ORDER 0x01020304u
 #define SP_SPILL_FRAME_SYNC 0x52465053u /* "SPFR" little-endian */
 /* A frame is at most one chunk of events plus its await column; anything
@@ -47,6 +48,16 @@ enum sp_spill_frame_type {
     SP_SPILL_FRAME_REGION = 3,  /* sp_spill_region + name + source file */
     SP_SPILL_FRAME_THREAD = 4,  /* sp_spill_thread + name */
     SP_SPILL_FRAME_EVENTS = 5,  /* count sp_event, then count int64 await_ns if flagged */
+    /* The handover (written at finalize, after every events frame, for the
+     * writer process; see docs/robustness.md "The writer process"): what a
+     * profile holds beyond the events.  A file that ends with a CAPTURE
+     * frame is complete: the writer and `scopeprof recover` make the same
+     * profile of it. */
+    SP_SPILL_FRAME_REGION_FINAL = 6, /* sp_spill_region_final + frames + strings */
+    SP_SPILL_FRAME_THREAD_END = 7,   /* sp_spill_thread_end */
+    SP_SPILL_FRAME_TASK = 8,         /* sp_spill_task + kind + name + coro_name */
+    SP_SPILL_FRAME_META_TYPED = 9,   /* sp_spill_meta + key\0 + values (each \0-ended) */
+    SP_SPILL_FRAME_CAPTURE = 10,     /* sp_spill_capture_frame + output path + why */
 };
 
 #define SP_SPILL_FLAG_AWAIT 1u
@@ -83,6 +94,55 @@ typedef struct sp_spill_thread {
     int32_t daemon;
     uint32_t name_len;         /* bytes of name following, no NUL */
 } sp_spill_thread;
+
+/* Per region, at finalize: counts not kept as events, calls still open,
+ * and the frames of the registering call located in their modules
+ * (num_frames sp_spill_callframe follow, then each frame's module path
+ * and module name bytes). */
+typedef struct sp_spill_region_final {
+    uint32_t id;
+    uint32_t num_frames;
+    uint64_t dropped_calls;    /* counted, not kept as events */
+    int64_t dropped_total_ns;
+    uint64_t open_calls;       /* still open at finalize: dropped */
+} sp_spill_region_final;
+
+typedef struct sp_spill_callframe {
+    uint64_t address;          /* file address in the module (raw if path_len 0) */
+    uint32_t path_len;         /* module file to read; 0: not located */
+    uint32_t name_len;         /* module name for display */
+} sp_spill_callframe;
+
+typedef struct sp_spill_thread_end {
+    int64_t index;
+    int64_t end_ns;            /* relative to start_time_ns; -1: still alive */
+    int64_t cpu_ns;            /* -1: unknown */
+} sp_spill_thread_end;
+
+typedef struct sp_spill_task {
+    int64_t index, thread_index, created_ns, done_ns, steps, running_ns, suspended_ns;
+    uint32_t kind_len, name_len, coro_len, reserved;
+} sp_spill_task;
+
+typedef struct sp_spill_meta {
+    uint32_t type;             /* sp_meta_type */
+    uint32_t num_values;       /* STRING: 1, STRINGS: list length, else 0 */
+    int64_t i;
+    double f;
+} sp_spill_meta;
+
+typedef struct sp_spill_capture_frame {
+    int32_t rank;
+    int32_t verbose;
+    int32_t track_threads;
+    int32_t summary_only;      /* the events in memory did not fit: counted only */
+    int64_t start_time_ns;
+    uint64_t max_memory;
+    uint32_t num_regions;
+    uint32_t path_len;         /* output path bytes following */
+    uint32_t why_len;          /* then "exit", "sp_finalize"... */
+    uint32_t reserved;
+} sp_spill_capture_frame;
 
 /* FNV-1a over 64-bit words (then the tail bytes): about one multiply per 8
  * bytes, so checksumming a spilled chunk costs little next to the write.

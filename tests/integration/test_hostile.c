@@ -429,9 +429,25 @@ Test(faults, unwritable_output_directory)
     remove_dir(dir);
 }
 
+/* Calls counted but not kept as events, from dropped_calls_by_region. */
+static unsigned long counted(const sp_profile *p, const char *region)
+{
+    const sp_meta *m = sp_profile_meta(p, "dropped_calls_by_region");
+    for (size_t i = 0; m && m->type == SP_META_STRINGS && i < m->list_len; i++) {
+        char name[64];
+        unsigned long count = 0;
+        long long total = -1;
+        if (sscanf(m->list[i], "%63[^=]=%lu:%lld", name, &count, &total) == 3 &&
+            !strcmp(name, region))
+            return count;
+    }
+    return 0;
+}
+
 /* Write a first profile (10 calls) to dir, then run `basic 200000` with the
- * same output under `limit` (a shell prefix): the second write must fail
- * cleanly and leave the first file as it was. */
+ * same output under `limit` (a shell prefix): the timeline does not fit,
+ * so the second file holds the exact counts and totals per region (issue
+ * 13, item 8), with one line saying so, and nothing else is left. */
 static void fill_the_disk(const char *dir, const char *limit)
 {
     char prefix[128], file[160];
@@ -451,14 +467,16 @@ static void fill_the_disk(const char *dir, const char *limit)
     const char *second[] = {"/bin/sh", "-c", script, harness_program("basic"), NULL};
     cr_assert_eq(harness_run(&run, second, env, 1), 0);
     assert_one_line_about(&run, "prof_rank00000.h5", 0);
+    cr_assert(strstr(run.err, "counts and totals per region"), "stderr: %s", run.err);
     cr_assert(strstr(run.out, "tick=200000"), "the program did not run to its end: %s", run.out);
     harness_run_free(&run);
 
     cr_assert_eq(entries_in(dir), 1, "a partial or temporary file was left in %s", dir);
     char err[512] = "";
     sp_profile *p = sp_h5_read(file, err, sizeof err);
-    cr_assert_not_null(p, "the previous file was damaged: %s", err);
-    cr_assert_eq(harness_calls(p, "tick"), 10);
+    cr_assert_not_null(p, "the file was damaged: %s", err);
+    cr_assert_eq(harness_calls(p, "tick") + counted(p, "tick"), 200000);
+    cr_assert_eq(harness_calls(p, "fib") + counted(p, "fib"), 177);
     sp_profile_free(p);
 }
 
