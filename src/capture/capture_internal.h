@@ -16,4 +16,15 @@ sp_profile *sp_capture_skeleton(const sp_capture *c, const uint64_t *counts, int
 void sp_capture_append_callsites(const sp_profile *p, const sp_capture *c,
                                  const int64_t *row_of, char *msg, size_t len);
 
+/* capture_mpi.c: MPI side data matched to events.  Feed every event of a
+ * thread in recording order to sp_mpi_match_event (threads may interleave);
+ * it returns the event's record or NULL. */
+typedef struct sp_mpi_match sp_mpi_match;
+sp_mpi_match *sp_mpi_match_new(const sp_capture *c);
+const sp_capture_mpi *sp_mpi_match_event(sp_mpi_match *m, int64_t thread, uint32_t region);
+void sp_mpi_match_free(sp_mpi_match *m);
+/* The MPI columns of p (cells events, all -1), and one record stored. */
+int sp_mpi_alloc_columns(sp_profile *p, size_t cells);
+void sp_mpi_store(sp_profile *p, size_t at, const sp_capture_mpi *r);
+
 #endif /* SCOPEPROF_CAPTURE_INTERNAL_H */

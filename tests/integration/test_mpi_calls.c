@@ -1,0 +1,247 @@
+/* test_mpi_calls.c - the MPI calls recorded as regions (issue 14), under
+ * Open MPI and MPICH with 4 ranks: exact counts, bytes, peers (world ranks,
+ * also from a sub-communicator and from the status of MPI_ANY_SOURCE),
+ * MPI_IN_PLACE, ignored statuses, a derived datatype, MPI before
+ * MPI_Init and after MPI_Finalize, polling aggregated, and
+ * SCOPE_PROFILER_MPI_CALLS.  The program is tests/programs/mpi/mpi_calls.c,
+ * whose comments give the expected values. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "mpi_launch.h"
+#include "scopeprof/h5.h"
+
+#define N MPI_TEST_RANKS
+
+/* Expected side data of one event; -1 = not applicable. */
+struct want {
+    int64_t sent, recv, peer, tag;
+};
+
+static void check_region(const sp_profile *p, int r, const char *name, size_t count,
+                         const struct want *want)
+{
+    const sp_row *row = harness_row(p, (unsigned)r, name);
+    cr_assert_not_null(row, "rank %d: no %s region", r, name);
+    cr_assert_eq(row->count, count, "rank %d: %zu %s calls expected, %llu recorded", r, count,
+                 name, (unsigned long long)row->count);
+    for (size_t k = 0; k < count; k++) {
+        size_t e = row->offset + k;
+        int64_t got[4] = {p->extra[SP_EXTRA_MPI_SENT_BYTES][e], p->extra[SP_EXTRA_MPI_RECV_BYTES][e],
+                          p->extra[SP_EXTRA_MPI_PEER][e], p->extra[SP_EXTRA_MPI_TAG][e]};
+        int64_t exp[4] = {want[k].sent, want[k].recv, want[k].peer, want[k].tag};
+        static const char *const what[4] = {"sent bytes", "received bytes", "peer", "tag"};
+        for (int c = 0; c < 4; c++)
+            cr_assert_eq(got[c], exp[c], "rank %d: %s call %zu: %s %lld, expected %lld", r, name,
+                         k + 1, what[c], (long long)got[c], (long long)exp[c]);
+    }
+}
+
+static int64_t comm_of(const sp_profile *p, int r, const char *name, size_t k)
+{
+    const sp_row *row = harness_row(p, (unsigned)r, name);
+    cr_assert(row && row->count > k);
+    return p->extra[SP_EXTRA_MPI_COMM][row->offset + k];
+}
+
+/* Every MPI event is a child of "main"; "main" has no MPI data. */
+static void check_nesting(const sp_profile *p, int r)
+{
+    const sp_row *m = harness_row(p, (unsigned)r, "main");
+    cr_assert(m && m->count == 1, "rank %d: main", r);
+    cr_assert_not_null(p->call_ids);
+    cr_assert_not_null(p->parent_ids);
+    for (int c = 0; c < SP_EXTRA_N; c++)
+        cr_assert_eq(p->extra[c][m->offset], -1, "rank %d: main has %s", r,
+                     sp_event_extra_names[c]);
+    for (size_t i = 0; i < p->num_rows; i++) {
+        const sp_row *row = &p->rows[i];
+        if (strncmp(p->names[row->region], "MPI_", 4) != 0)
+            continue;
+        for (uint64_t k = 0; k < row->count; k++)
+            cr_assert_eq(p->parent_ids[row->offset + k], p->call_ids[m->offset],
+                         "rank %d: %s not nested in main", r, p->names[row->region]);
+    }
+}
+
+static void check_rank(const sp_profile *p, int r, long polls)
+{
+    int next = (r + 1) % N, prev = (r + N - 1) % N, sub0 = r < 2;
+    cr_assert_not_null(p->extra[SP_EXTRA_MPI_PEER], "rank %d: no events/mpi_peer", r);
+    check_nesting(p, r);
+
+    struct want send[3] = {{400, -1, next, 7}};
+    size_t sends = 1;
+    if (sub0)
+        send[sends++] = (struct want){8, -1, r + 2, 11};
+    send[sends++] = (struct want){4, -1, r, 99};
+    check_region(p, r, "MPI_Send", sends, send);
+
+    struct want recv[2] = {{-1, 400, prev, 7}, {-1, 8, r - 2, 11}};
+    check_region(p, r, "MPI_Recv", sub0 ? 1 : 2, recv);
+
+    struct want irecv[3] = {{-1, 80, -1, -1}, {-1, 4, -1, -1}, {-1, 4, r, -1}};
+    check_region(p, r, "MPI_Irecv", 3, irecv);
+    struct want isend[2] = {{80, -1, next, 8}, {4, -1, next, 9}};
+    check_region(p, r, "MPI_Isend", 2, isend);
+    /* Two requests with different peers; its one receive came with tag 8. */
+    struct want waitall[1] = {{-1, -1, -1, 8}};
+    check_region(p, r, "MPI_Waitall", 1, waitall);
+    /* send to next; MPI_ANY_SOURCE resolved from the status; the
+     * collective's request; the receive from self of the polling loop. */
+    struct want wait[4] = {{-1, -1, next, -1}, {-1, -1, prev, 9}, {-1, -1, -1, -1},
+                           {-1, -1, r, 99}};
+    check_region(p, r, "MPI_Wait", 4, wait);
+    struct want sendrecv[1] = {{20, 20, next, 10}};
+    check_region(p, r, "MPI_Sendrecv", 1, sendrecv);
+
+    int half_root = 2 + r % 2;
+    struct want bcast[3] = {
+        {r == half_root ? 12 : -1, r == half_root ? -1 : 12, half_root, -1},
+        {r == 1 ? 64 : -1, r == 1 ? -1 : 64, 1, -1},
+        {r == 0 ? 24 : -1, r == 0 ? -1 : 24, 0, -1},
+    };
+    check_region(p, r, "MPI_Bcast", 3, bcast);
+    struct want none3[3] = {{-1, -1, -1, -1}, {-1, -1, -1, -1}, {-1, -1, -1, -1}};
+    check_region(p, r, "MPI_Barrier", 3, none3);
+    struct want allreduce[6];
+    for (int i = 0; i < 5; i++)
+        allreduce[i] = (struct want){8, 8, -1, -1};
+    allreduce[5] = (struct want){0, 16, -1, -1}; /* MPI_IN_PLACE: counted once */
+    check_region(p, r, "MPI_Allreduce", 6, allreduce);
+    struct want reduce[1] = {{16, r == 0 ? 16 : -1, 0, -1}};
+    check_region(p, r, "MPI_Reduce", 1, reduce);
+    struct want gather[1] = {{4, r == 2 ? 4 * N : -1, 2, -1}};
+    check_region(p, r, "MPI_Gather", 1, gather);
+    struct want allgather[1] = {{4, 4 * N, -1, -1}};
+    check_region(p, r, "MPI_Allgather", 1, allgather);
+    struct want alltoall[1] = {{8 * N, 8 * N, -1, -1}};
+    check_region(p, r, "MPI_Alltoall", 1, alltoall);
+    struct want iallreduce[1] = {{8, 8, -1, -1}};
+    check_region(p, r, "MPI_Iallreduce", 1, iallreduce);
+
+    /* MPI_COMM_WORLD is communicator 0; the split halves differ. */
+    cr_assert_eq(comm_of(p, r, "MPI_Send", 0), 0);
+    int64_t half = comm_of(p, r, sub0 ? "MPI_Send" : "MPI_Recv", 1);
+    cr_assert_gt(half, 0, "rank %d: sub-communicator id %lld", r, (long long)half);
+
+    /* Polling: counted, no events. */
+    const sp_row *test = harness_row(p, (unsigned)r, "MPI_Test");
+    cr_assert(!test || test->count == 0, "rank %d: MPI_Test kept as events", r);
+    const sp_meta *dropped = sp_profile_meta(p, "dropped_calls_by_region");
+    cr_assert_not_null(dropped, "rank %d: MPI_Test not counted", r);
+    char expect[64];
+    snprintf(expect, sizeof expect, "MPI_Test=%ld:", polls);
+    int found = 0;
+    for (size_t i = 0; i < dropped->list_len; i++)
+        found |= strncmp(dropped->list[i], expect, strlen(expect)) == 0;
+    cr_assert(found, "rank %d: no %s... in dropped_calls_by_region", r, expect);
+    /* Not wrapped: MPI_Initialized, MPI_Finalized, MPI_Comm_split... */
+    cr_assert_lt(harness_region(p, "MPI_Initialized"), 0);
+    cr_assert_lt(harness_region(p, "MPI_Finalized"), 0);
+}
+
+static void run_calls(struct harness_run *run, const char *family, const char *polls,
+                      const char *const *env)
+{
+    mpi_launch(run, family, N, mpi_program("mpi", "mpi_calls", family), polls, env);
+    cr_assert_eq(run->exit_code, 0, "%s run failed (%d):\n%s\n%s", family, run->exit_code,
+                 run->out, run->err);
+    cr_assert_eq(harness_count_files(run, "*.h5"), N, "stderr:\n%s", run->err);
+}
+
+static void check_calls(const char *family)
+{
+    struct harness_run run;
+    run_calls(&run, family, "1000", NULL);
+    /* A polling call counted without events is not a memory-cap drop. */
+    cr_assert_null(strstr(run.err, "memory cap"), "stderr:\n%s", run.err);
+    int64_t halves[N];
+    for (int r = 0; r < N; r++) {
+        sp_profile *p = mpi_load_rank(&run, r);
+        check_rank(p, r, 1000);
+        halves[r] = comm_of(p, r, r < 2 ? "MPI_Send" : "MPI_Recv", 1);
+        sp_profile_free(p);
+    }
+    cr_assert_eq(halves[0], halves[2], "members of one communicator disagree on its id");
+    cr_assert_eq(halves[1], halves[3]);
+    cr_assert_neq(halves[0], halves[1]);
+    harness_run_free(&run);
+}
+
+Test(mpi_calls, openmpi, .timeout = 60) { check_calls("openmpi"); }
+Test(mpi_calls, mpich, .timeout = 60) { check_calls("mpich"); }
+
+/* SCOPE_PROFILER_MPI_CALLS=none: no MPI region at all. */
+static void check_none(const char *family)
+{
+    struct harness_run run;
+    const char *env[] = {"SCOPE_PROFILER_MPI_CALLS=none", NULL};
+    run_calls(&run, family, "10", env);
+    for (int r = 0; r < N; r++) {
+        sp_profile *p = mpi_load_rank(&run, r);
+        for (size_t i = 0; i < p->num_names; i++)
+            cr_assert_neq(strncmp(p->names[i], "MPI_", 4), 0, "rank %d recorded %s", r,
+                          p->names[i]);
+        cr_assert_null(p->extra[SP_EXTRA_MPI_PEER]);
+        cr_assert_eq(harness_row(p, (unsigned)r, "main")->count, 1);
+        sp_profile_free(p);
+    }
+    harness_run_free(&run);
+}
+
+Test(mpi_calls, none_openmpi, .timeout = 60) { check_none("openmpi"); }
+Test(mpi_calls, none_mpich, .timeout = 60) { check_none("mpich"); }
+
+/* A list of globs: only those functions, polling ones as events. */
+static void check_globs(const char *family)
+{
+    struct harness_run run;
+    const char *env[] = {"SCOPE_PROFILER_MPI_CALLS=MPI_All*, MPI_Test,MPI_Nosuch*", NULL};
+    run_calls(&run, family, "10", env);
+    cr_assert_not_null(strstr(run.err, "'MPI_Nosuch*' matches none"), "stderr:\n%s", run.err);
+    for (int r = 0; r < N; r++) {
+        sp_profile *p = mpi_load_rank(&run, r);
+        cr_assert_eq(harness_row(p, (unsigned)r, "MPI_Allreduce")->count, 6);
+        cr_assert_eq(harness_row(p, (unsigned)r, "MPI_Allgather")->count, 1);
+        cr_assert_eq(harness_row(p, (unsigned)r, "MPI_Alltoall")->count, 1);
+        cr_assert_eq(harness_row(p, (unsigned)r, "MPI_Test")->count, 10);
+        cr_assert_lt(harness_region(p, "MPI_Send"), 0);
+        cr_assert_lt(harness_region(p, "MPI_Wait"), 0);
+        sp_profile_free(p);
+    }
+    harness_run_free(&run);
+}
+
+Test(mpi_calls, globs_openmpi, .timeout = 60) { check_globs("openmpi"); }
+Test(mpi_calls, globs_mpich, .timeout = 60) { check_globs("mpich"); }
+
+/* 10^6 MPI_Test calls under the default: counted, not kept, so the file
+ * stays small (SCOPEPROF_TEST_POLLS lowers the count on slow machines). */
+static void check_polling(const char *family)
+{
+    const char *polls = getenv("SCOPEPROF_TEST_POLLS");
+    if (!polls)
+        polls = "1000000";
+    struct harness_run run;
+    run_calls(&run, family, polls, NULL);
+    for (int r = 0; r < N; r++) {
+        sp_profile *p = mpi_load_rank(&run, r);
+        check_rank(p, r, atol(polls));
+        cr_assert_lt(p->num_events, 100, "rank %d: %zu events", r, p->num_events);
+        sp_profile_free(p);
+    }
+    FILE *f = fopen(harness_path(&run, "scope_profile_rank00000.h5"), "rb");
+    cr_assert_not_null(f);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fclose(f);
+    cr_assert_lt(size, 1L << 20, "rank 0 file is %ld bytes", size);
+    harness_run_free(&run);
+}
+
+Test(mpi_calls, polling_openmpi, .timeout = 90) { check_polling("openmpi"); }
+Test(mpi_calls, polling_mpich, .timeout = 90) { check_polling("mpich"); }
