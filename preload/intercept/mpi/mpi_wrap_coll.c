@@ -36,6 +36,7 @@ static int is_root(const struct coll_args *a)
 static void finish_side(sp_capture_mpi *side, const struct coll_args *a)
 {
     side->peer = a->root >= 0 ? sp_mpi_world_peer(a->comm, a->root) : -1;
+    side->comm = sp_mpi_comm_id(a->comm); /* which operation it is, for the waits */
 }
 
 /* The send side of a buffer that may be MPI_IN_PLACE (then counted as
