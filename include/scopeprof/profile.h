@@ -90,8 +90,10 @@ typedef enum sp_event_extra {
     SP_EXTRA_MPI_SENT_BYTES = 0, /* bytes of the call's send buffer arguments (docs/mpi.md) */
     SP_EXTRA_MPI_RECV_BYTES,     /* bytes of its receive buffer arguments */
     SP_EXTRA_MPI_PEER,           /* peer or root, rank in MPI_COMM_WORLD */
-    SP_EXTRA_MPI_TAG,            /* tag of a point-to-point message (resolved) */
+    SP_EXTRA_MPI_TAG,            /* tag of the point-to-point message the call sends */
     SP_EXTRA_MPI_COMM,           /* communicator id, the same on every rank */
+    SP_EXTRA_MPI_SOURCE,         /* world rank of the message the call receives */
+    SP_EXTRA_MPI_RECV_TAG,       /* tag of that message (wildcards resolved) */
     SP_EXTRA_N
 } sp_event_extra;
 extern const char *const sp_event_extra_names[SP_EXTRA_N];

@@ -113,16 +113,17 @@ void sp_mpi_store(sp_profile *p, size_t at, const sp_capture_mpi *r)
     const int64_t values[SP_EXTRA_N] = {
         [SP_EXTRA_MPI_SENT_BYTES] = r->sent_bytes, [SP_EXTRA_MPI_RECV_BYTES] = r->recv_bytes,
         [SP_EXTRA_MPI_PEER] = r->peer, [SP_EXTRA_MPI_TAG] = r->tag,
-        [SP_EXTRA_MPI_COMM] = r->comm,
+        [SP_EXTRA_MPI_COMM] = r->comm, [SP_EXTRA_MPI_SOURCE] = r->source,
+        [SP_EXTRA_MPI_RECV_TAG] = r->recv_tag,
     };
-    for (int c = SP_EXTRA_MPI_SENT_BYTES; c <= SP_EXTRA_MPI_COMM; c++)
+    for (int c = SP_EXTRA_MPI_SENT_BYTES; c <= SP_EXTRA_MPI_RECV_TAG; c++)
         if (p->extra[c])
             p->extra[c][at] = values[c];
 }
 
 int sp_mpi_alloc_columns(sp_profile *p, size_t cells)
 {
-    for (int c = SP_EXTRA_MPI_SENT_BYTES; c <= SP_EXTRA_MPI_COMM; c++) {
+    for (int c = SP_EXTRA_MPI_SENT_BYTES; c <= SP_EXTRA_MPI_RECV_TAG; c++) {
         if (!(p->extra[c] = malloc((cells ? cells : 1) * sizeof *p->extra[c])))
             return -1;
         for (size_t i = 0; i < cells; i++)

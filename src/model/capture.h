@@ -68,6 +68,8 @@ typedef struct sp_capture_mpi {
     int64_t peer;              /* rank in MPI_COMM_WORLD */
     int64_t tag;
     int64_t comm;              /* communicator id, equal on every member rank */
+    int64_t source;            /* world rank a received message came from */
+    int64_t recv_tag;          /* its tag */
 } sp_capture_mpi;
 
 typedef struct sp_capture {

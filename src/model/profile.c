@@ -8,6 +8,7 @@
 
 const char *const sp_event_extra_names[SP_EXTRA_N] = {
     "mpi_sent_bytes", "mpi_recv_bytes", "mpi_peer", "mpi_tag", "mpi_comm",
+    "mpi_source", "mpi_recv_tag",
 };
 
 sp_profile *sp_profile_new(void)

@@ -16,9 +16,10 @@
 
 #define N MPI_TEST_RANKS
 
-/* Expected side data of one event; -1 = not applicable. */
+/* Expected side data of one event; -1 = not applicable.  tag: of the
+ * message sent; src, rtag: of the message received (its end). */
 struct want {
-    int64_t sent, recv, peer, tag;
+    int64_t sent, recv, peer, tag, src, rtag;
 };
 
 static void check_region(const sp_profile *p, int r, const char *name, size_t count,
@@ -30,11 +31,14 @@ static void check_region(const sp_profile *p, int r, const char *name, size_t co
                  name, (unsigned long long)row->count);
     for (size_t k = 0; k < count; k++) {
         size_t e = row->offset + k;
-        int64_t got[4] = {p->extra[SP_EXTRA_MPI_SENT_BYTES][e], p->extra[SP_EXTRA_MPI_RECV_BYTES][e],
-                          p->extra[SP_EXTRA_MPI_PEER][e], p->extra[SP_EXTRA_MPI_TAG][e]};
-        int64_t exp[4] = {want[k].sent, want[k].recv, want[k].peer, want[k].tag};
-        static const char *const what[4] = {"sent bytes", "received bytes", "peer", "tag"};
-        for (int c = 0; c < 4; c++)
+        int64_t got[6] = {p->extra[SP_EXTRA_MPI_SENT_BYTES][e], p->extra[SP_EXTRA_MPI_RECV_BYTES][e],
+                          p->extra[SP_EXTRA_MPI_PEER][e], p->extra[SP_EXTRA_MPI_TAG][e],
+                          p->extra[SP_EXTRA_MPI_SOURCE][e], p->extra[SP_EXTRA_MPI_RECV_TAG][e]};
+        int64_t exp[6] = {want[k].sent, want[k].recv, want[k].peer, want[k].tag, want[k].src,
+                          want[k].rtag};
+        static const char *const what[6] = {"sent bytes", "received bytes", "peer", "tag",
+                                            "source", "received tag"};
+        for (int c = 0; c < 6; c++)
             cr_assert_eq(got[c], exp[c], "rank %d: %s call %zu: %s %lld, expected %lld", r, name,
                          k + 1, what[c], (long long)got[c], (long long)exp[c]);
     }
@@ -73,54 +77,55 @@ static void check_rank(const sp_profile *p, int r, long polls)
     cr_assert_not_null(p->extra[SP_EXTRA_MPI_PEER], "rank %d: no events/mpi_peer", r);
     check_nesting(p, r);
 
-    struct want send[3] = {{400, -1, next, 7}};
+    struct want send[3] = {{400, -1, next, 7, -1, -1}};
     size_t sends = 1;
     if (sub0)
-        send[sends++] = (struct want){8, -1, r + 2, 11};
-    send[sends++] = (struct want){4, -1, r, 99};
+        send[sends++] = (struct want){8, -1, r + 2, 11, -1, -1};
+    send[sends++] = (struct want){4, -1, r, 99, -1, -1};
     check_region(p, r, "MPI_Send", sends, send);
 
-    struct want recv[2] = {{-1, 400, prev, 7}, {-1, 8, r - 2, 11}};
+    struct want recv[2] = {{-1, 400, prev, -1, prev, 7}, {-1, 8, r - 2, -1, r - 2, 11}};
     check_region(p, r, "MPI_Recv", sub0 ? 1 : 2, recv);
 
-    struct want irecv[3] = {{-1, 80, -1, -1}, {-1, 4, -1, -1}, {-1, 4, r, -1}};
+    struct want irecv[3] = {{-1, 80, -1, -1, -1, -1}, {-1, 4, -1, -1, -1, -1}, {-1, 4, r, -1, r, 99}};
     check_region(p, r, "MPI_Irecv", 3, irecv);
-    struct want isend[2] = {{80, -1, next, 8}, {4, -1, next, 9}};
+    struct want isend[2] = {{80, -1, next, 8, -1, -1}, {4, -1, next, 9, -1, -1}};
     check_region(p, r, "MPI_Isend", 2, isend);
-    /* Two requests with different peers; its one receive came with tag 8. */
-    struct want waitall[1] = {{-1, -1, -1, 8}};
+    /* Two requests with different peers; its one wildcard receive ends here. */
+    struct want waitall[1] = {{-1, -1, -1, -1, prev, 8}};
     check_region(p, r, "MPI_Waitall", 1, waitall);
-    /* send to next; MPI_ANY_SOURCE resolved from the status; the
-     * collective's request; the receive from self of the polling loop. */
-    struct want wait[4] = {{-1, -1, next, -1}, {-1, -1, prev, 9}, {-1, -1, -1, -1},
-                           {-1, -1, r, 99}};
+    /* send to next; MPI_ANY_SOURCE and MPI_ANY_TAG resolved from the
+     * status; the collective's request; the receive from self of the polling
+     * loop, whose message end was its MPI_Irecv (source and tag given). */
+    struct want wait[4] = {{-1, -1, next, -1, -1, -1}, {-1, -1, prev, -1, prev, 9}, {-1, -1, -1, -1, -1, -1},
+                           {-1, -1, r, -1, -1, -1}};
     check_region(p, r, "MPI_Wait", 4, wait);
-    struct want sendrecv[1] = {{20, 20, next, 10}};
+    struct want sendrecv[1] = {{20, 20, next, 10, prev, 10}};
     check_region(p, r, "MPI_Sendrecv", 1, sendrecv);
 
     int half_root = 2 + r % 2;
     struct want bcast[3] = {
-        {r == half_root ? 12 : -1, r == half_root ? -1 : 12, half_root, -1},
-        {r == 1 ? 64 : -1, r == 1 ? -1 : 64, 1, -1},
-        {r == 0 ? 24 : -1, r == 0 ? -1 : 24, 0, -1},
+        {r == half_root ? 12 : -1, r == half_root ? -1 : 12, half_root, -1, -1, -1},
+        {r == 1 ? 64 : -1, r == 1 ? -1 : 64, 1, -1, -1, -1},
+        {r == 0 ? 24 : -1, r == 0 ? -1 : 24, 0, -1, -1, -1},
     };
     check_region(p, r, "MPI_Bcast", 3, bcast);
-    struct want none3[3] = {{-1, -1, -1, -1}, {-1, -1, -1, -1}, {-1, -1, -1, -1}};
+    struct want none3[3] = {{-1, -1, -1, -1, -1, -1}, {-1, -1, -1, -1, -1, -1}, {-1, -1, -1, -1, -1, -1}};
     check_region(p, r, "MPI_Barrier", 3, none3);
     struct want allreduce[6];
     for (int i = 0; i < 5; i++)
-        allreduce[i] = (struct want){8, 8, -1, -1};
-    allreduce[5] = (struct want){0, 16, -1, -1}; /* MPI_IN_PLACE: counted once */
+        allreduce[i] = (struct want){8, 8, -1, -1, -1, -1};
+    allreduce[5] = (struct want){0, 16, -1, -1, -1, -1}; /* MPI_IN_PLACE: counted once */
     check_region(p, r, "MPI_Allreduce", 6, allreduce);
-    struct want reduce[1] = {{16, r == 0 ? 16 : -1, 0, -1}};
+    struct want reduce[1] = {{16, r == 0 ? 16 : -1, 0, -1, -1, -1}};
     check_region(p, r, "MPI_Reduce", 1, reduce);
-    struct want gather[1] = {{4, r == 2 ? 4 * N : -1, 2, -1}};
+    struct want gather[1] = {{4, r == 2 ? 4 * N : -1, 2, -1, -1, -1}};
     check_region(p, r, "MPI_Gather", 1, gather);
-    struct want allgather[1] = {{4, 4 * N, -1, -1}};
+    struct want allgather[1] = {{4, 4 * N, -1, -1, -1, -1}};
     check_region(p, r, "MPI_Allgather", 1, allgather);
-    struct want alltoall[1] = {{8 * N, 8 * N, -1, -1}};
+    struct want alltoall[1] = {{8 * N, 8 * N, -1, -1, -1, -1}};
     check_region(p, r, "MPI_Alltoall", 1, alltoall);
-    struct want iallreduce[1] = {{8, 8, -1, -1}};
+    struct want iallreduce[1] = {{8, 8, -1, -1, -1, -1}};
     check_region(p, r, "MPI_Iallreduce", 1, iallreduce);
 
     /* MPI_COMM_WORLD is communicator 0; the split halves differ. */

@@ -77,7 +77,7 @@ static inline void sp_mpi_call_start(struct sp_mpi_call *call)
 static inline sp_capture_mpi sp_mpi_side_none(void)
 {
     return (sp_capture_mpi){.sent_bytes = -1, .recv_bytes = -1, .peer = -1, .tag = -1,
-                            .comm = -1};
+                            .comm = -1, .source = -1, .recv_tag = -1};
 }
 
 /* End the call begun above (no-op when it was OFF). */

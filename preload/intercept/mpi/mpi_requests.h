@@ -13,6 +13,7 @@ struct sp_mpi_request_info {
     int tag;                /* as posted (may be MPI_ANY_TAG) */
     int rank;               /* destination or source as posted, a rank of comm */
     sp_mpi_handle comm;
+    int ended;              /* the message end was recorded when posted */
 };
 
 /* Bounded: a request never completed through a wrapped call (freed,

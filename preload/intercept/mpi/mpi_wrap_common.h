@@ -35,18 +35,22 @@ static inline void sp_mpi_side_send(sp_capture_mpi *side, H comm, int dest, int 
     }
 }
 
-/* Side data of a receive completed with `status` (source/tag as posted
- * when the status says nothing). */
+/* Side data of a message received from `source` of comm with `tag`
+ * (from `status` unless it is ignored or NULL): a message end.  The peer
+ * column takes the source unless the call already named one (Sendrecv). */
 static inline void sp_mpi_side_received(sp_capture_mpi *side, H comm, int source, int tag,
                                         const void *status)
 {
-    if (!sp_mpi_status_ignored(status)) {
+    if (status && !sp_mpi_status_ignored(status)) {
         source = sp_mpi_status_source(status, 0);
         tag = sp_mpi_status_tag(status, 0);
     }
-    side->peer = sp_mpi_world_peer(comm, source);
-    if (side->peer >= 0 && tag >= 0) {
-        side->tag = tag;
+    int64_t from = sp_mpi_world_peer(comm, source);
+    if (side->peer < 0)
+        side->peer = from;
+    if (from >= 0 && tag >= 0) {
+        side->source = from;
+        side->recv_tag = tag;
         side->comm = sp_mpi_comm_id(comm);
     }
 }

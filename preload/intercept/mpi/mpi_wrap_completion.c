@@ -72,12 +72,16 @@ static void completed(struct completion *c, sp_capture_mpi *side, int i, const v
     if (c->peers == 0 || (c->peers == 1 && side->peer != peer))
         c->peers++;
     side->peer = c->peers == 1 ? peer : -1;
-    if (info.kind == SP_MPI_REQ_RECV && peer >= 0 && tag >= 0 && ++c->receives == 1) {
-        side->tag = tag;
+    if (info.kind != SP_MPI_REQ_RECV || info.ended || peer < 0 || tag < 0)
+        return;
+    /* A receive posted with wildcards ends here. */
+    if (++c->receives == 1) {
+        side->source = peer;
+        side->recv_tag = tag;
         side->comm = sp_mpi_comm_id(info.comm);
-    } else if (c->receives > 1) {
-        /* one event, several messages: no single message end */
-        side->tag = side->comm = -1;
+    } else {
+        /* one event, several such messages: no single message end */
+        side->source = side->recv_tag = side->comm = -1;
     }
 }
 

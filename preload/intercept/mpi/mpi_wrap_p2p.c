@@ -57,7 +57,7 @@ static inline int nonblocking_send(enum sp_mpi_fn fn, isend_fn real, const void 
     int rc = real(buf, count, type, dest, tag, comm, req);
     sp_mpi_call_end(&call, &side);
     if (rc == 0 && tracked && req) {
-        struct sp_mpi_request_info info = {SP_MPI_REQ_SEND, tag, dest, comm};
+        struct sp_mpi_request_info info = {SP_MPI_REQ_SEND, tag, dest, comm, 1};
         sp_mpi_request_track(sp_mpi_handle_at(req, 0), &info);
     }
     return rc;
@@ -90,7 +90,7 @@ SP_EXPORT int MPI_Recv(void *buf, int count, H type, int source, int tag, H comm
     sp_mpi_call_start(&call);
     int rc = real(buf, count, type, source, tag, comm, status);
     if (call.mode)
-        sp_mpi_side_received(&side, comm, source, tag, rc == 0 ? status : NULL);
+        sp_mpi_side_received(&side, comm, source, rc == 0 ? tag : -1, rc == 0 ? status : NULL);
     sp_mpi_call_end(&call, &side);
     return rc;
 }
@@ -104,13 +104,20 @@ SP_EXPORT int MPI_Irecv(void *buf, int count, H type, int source, int tag, H com
     int tracked = sp_mpi_tracking();
     if (sp_mpi_call_begin(SP_MPI_Irecv, &call, SP_MPI_CALLER)) {
         side.recv_bytes = sp_mpi_bytes(type, count);
-        side.peer = sp_mpi_world_peer(comm, source);
+        /* Source and tag known: the message end is the posting call, in
+         * posting order, which is MPI's matching order.  Otherwise the call
+         * that completes the request resolves them from its status. */
+        if (!sp_mpi_wildcard(source, tag))
+            sp_mpi_side_received(&side, comm, source, tag, NULL);
+        else
+            side.peer = sp_mpi_world_peer(comm, source);
     }
     sp_mpi_call_start(&call);
     int rc = real(buf, count, type, source, tag, comm, req);
     sp_mpi_call_end(&call, &side);
     if (rc == 0 && tracked && req) {
-        struct sp_mpi_request_info info = {SP_MPI_REQ_RECV, tag, source, comm};
+        struct sp_mpi_request_info info = {SP_MPI_REQ_RECV, tag, source, comm,
+                                           !sp_mpi_wildcard(source, tag)};
         sp_mpi_request_track(sp_mpi_handle_at(req, 0), &info);
     }
     return rc;
@@ -122,15 +129,20 @@ SP_EXPORT int MPI_Sendrecv(const void *sbuf, int scount, H stype, int dest, int 
                            int rcount, H rtype, int source, int rtag, H comm, void *status)
 {
     SP_MPI_REAL(MPI_Sendrecv, sendrecv_fn);
+    sp_mpi_status_buf own;
     struct sp_mpi_call call;
     sp_capture_mpi side = sp_mpi_side_none();
     if (sp_mpi_call_begin(SP_MPI_Sendrecv, &call, SP_MPI_CALLER)) {
         side.sent_bytes = sp_mpi_bytes(stype, scount);
         side.recv_bytes = sp_mpi_bytes(rtype, rcount);
         sp_mpi_side_send(&side, comm, dest, stag);
+        if (sp_mpi_status_ignored(status) && sp_mpi_wildcard(source, rtag))
+            status = own.bytes;
     }
     sp_mpi_call_start(&call);
     int rc = real(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status);
+    if (call.mode && rc == 0)
+        sp_mpi_side_received(&side, comm, source, rtag, status);
     sp_mpi_call_end(&call, &side);
     return rc;
 }
@@ -141,14 +153,19 @@ SP_EXPORT int MPI_Sendrecv_replace(void *buf, int count, H type, int dest, int s
                                    int rtag, H comm, void *status)
 {
     SP_MPI_REAL(MPI_Sendrecv_replace, sendrecv_replace_fn);
+    sp_mpi_status_buf own;
     struct sp_mpi_call call;
     sp_capture_mpi side = sp_mpi_side_none();
     if (sp_mpi_call_begin(SP_MPI_Sendrecv_replace, &call, SP_MPI_CALLER)) {
         side.sent_bytes = side.recv_bytes = sp_mpi_bytes(type, count);
         sp_mpi_side_send(&side, comm, dest, stag);
+        if (sp_mpi_status_ignored(status) && sp_mpi_wildcard(source, rtag))
+            status = own.bytes;
     }
     sp_mpi_call_start(&call);
     int rc = real(buf, count, type, dest, stag, source, rtag, comm, status);
+    if (call.mode && rc == 0)
+        sp_mpi_side_received(&side, comm, source, rtag, status);
     sp_mpi_call_end(&call, &side);
     return rc;
 }
