@@ -180,6 +180,86 @@ static void check_calls(const char *family)
 Test(mpi_calls, openmpi, .timeout = 60) { check_calls("openmpi"); }
 Test(mpi_calls, mpich, .timeout = 60) { check_calls("mpich"); }
 
+/* ---- message lines of the Chrome export ----------------------------------- */
+
+/* `"key":<int>` on a line of the export, or -1. */
+static long json_int(const char *line, const char *key)
+{
+    char pattern[32];
+    snprintf(pattern, sizeof pattern, "\"%s\":", key);
+    const char *at = strstr(line, pattern);
+    return at ? strtol(at + strlen(pattern), NULL, 10) : -1;
+}
+
+/* Every message of the program is one flow, from its sender's process to
+ * its receiver's: per rank r, r -> next four times (ring, tags 8, 9 and the
+ * MPI_Sendrecv), r -> r (the polling loop), and 0 -> 2, 1 -> 3 in the
+ * sub-communicator. */
+static void check_flows(const char *family)
+{
+    struct harness_run run;
+    run_calls(&run, family, "10", NULL);
+    char files[N][64];
+    const char *argv[N + 6] = {SCOPEPROF_EXE, "export", "chrome"};
+    int n = 3;
+    for (int r = 0; r < N; r++) {
+        snprintf(files[r], sizeof files[r], "scope_profile_rank%05d.h5", r);
+        argv[n++] = files[r];
+    }
+    argv[n++] = "-o";
+    argv[n++] = "trace.json";
+    argv[n] = NULL;
+    struct harness_run ex;
+    /* run the export in the run's directory, where the files are */
+    char dir_exe[1024];
+    snprintf(dir_exe, sizeof dir_exe, "cd '%s' && exec \"$0\" \"$@\"", run.dir);
+    const char *shell[N + 9] = {"/bin/sh", "-c", dir_exe};
+    for (int i = 0; argv[i]; i++)
+        shell[3 + i] = argv[i];
+    shell[3 + n] = NULL;
+    cr_assert_eq(harness_run(&ex, shell, NULL, 0), 0);
+    cr_assert_eq(ex.exit_code, 0, "export failed:\n%s", ex.err);
+    harness_run_free(&ex);
+
+    FILE *f = fopen(harness_path(&run, "trace.json"), "r");
+    cr_assert_not_null(f);
+    enum { MAX = 256 };
+    long send_pid[MAX], recv_pid[MAX];
+    for (int i = 0; i < MAX; i++)
+        send_pid[i] = recv_pid[i] = -1;
+    long max_id = 0;
+    char line[4096];
+    while (fgets(line, sizeof line, f)) {
+        int s = strstr(line, "\"ph\":\"s\"") != NULL, fin = strstr(line, "\"ph\":\"f\"") != NULL;
+        if (!s && !fin)
+            continue;
+        long id = json_int(line, "id"), pid = json_int(line, "pid");
+        cr_assert(id > 0 && id < MAX, "flow id %ld", id);
+        long *slot = s ? &send_pid[id] : &recv_pid[id];
+        cr_assert_eq(*slot, -1, "flow %ld has two %s ends", id, s ? "send" : "receive");
+        *slot = pid;
+        if (id > max_id)
+            max_id = id;
+    }
+    fclose(f);
+    int pairs[N][N] = {{0}};
+    for (long id = 1; id <= max_id; id++) {
+        cr_assert(send_pid[id] >= 0 && recv_pid[id] >= 0, "flow %ld has one end only", id);
+        pairs[send_pid[id]][recv_pid[id]]++;
+    }
+    cr_assert_eq(max_id, 5 * N + 2, "%ld messages drawn", max_id);
+    for (int a = 0; a < N; a++)
+        for (int b = 0; b < N; b++) {
+            int want = (b == (a + 1) % N ? 4 : 0) + (a == b) + (a < 2 && b == a + 2);
+            cr_assert_eq(pairs[a][b], want, "%d -> %d: %d messages drawn, %d sent", a, b,
+                         pairs[a][b], want);
+        }
+    harness_run_free(&run);
+}
+
+Test(mpi_calls, flows_openmpi, .timeout = 60) { check_flows("openmpi"); }
+Test(mpi_calls, flows_mpich, .timeout = 60) { check_flows("mpich"); }
+
 /* SCOPE_PROFILER_MPI_CALLS=none: no MPI region at all. */
 static void check_none(const char *family)
 {
