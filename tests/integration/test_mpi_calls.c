@@ -330,3 +330,43 @@ static void check_polling(const char *family)
 
 Test(mpi_calls, polling_openmpi, .timeout = 90) { check_polling("openmpi"); }
 Test(mpi_calls, polling_mpich, .timeout = 90) { check_polling("mpich"); }
+
+/* ---- the Fortran bindings (use mpi) --------------------------------------- */
+
+/* Open MPI's Fortran library calls PMPI_ directly (the shim's Fortran
+ * wrappers record), MPICH's calls the C bindings (the C wrappers record):
+ * the same file either way.  Values: tests/programs/fortran/fortran_mpi_calls.f90. */
+static void check_fortran(const char *family)
+{
+    struct harness_run run;
+    mpi_launch(&run, family, N, mpi_program("fortran", "fortran_mpi_calls", family), NULL, NULL);
+    cr_assert_eq(run.exit_code, 0, "%s run failed (%d):\n%s", family, run.exit_code, run.err);
+    for (int r = 0; r < N; r++) {
+        sp_profile *p = mpi_load_rank(&run, r);
+        int next = (r + 1) % N, prev = (r + N - 1) % N;
+        struct want send[1] = {{80, -1, next, 5, -1, -1}};
+        check_region(p, r, "MPI_Send", 1, send);
+        struct want recv[1] = {{-1, 80, prev, -1, prev, 5}};
+        check_region(p, r, "MPI_Recv", 1, recv);
+        struct want isend[1] = {{64, -1, next, 6, -1, -1}};
+        check_region(p, r, "MPI_Isend", 1, isend);
+        struct want irecv[1] = {{-1, 64, prev, -1, prev, 6}};
+        check_region(p, r, "MPI_Irecv", 1, irecv);
+        struct want waitall[1] = {{-1, -1, -1, -1, -1, -1}};
+        check_region(p, r, "MPI_Waitall", 1, waitall);
+        struct want barrier[2] = {{-1, -1, -1, -1, -1, -1}, {-1, -1, -1, -1, -1, -1}};
+        check_region(p, r, "MPI_Barrier", 2, barrier);
+        struct want bcast[1] = {{r == 1 ? 24 : -1, r == 1 ? -1 : 24, 1, -1, -1, -1}};
+        check_region(p, r, "MPI_Bcast", 1, bcast);
+        struct want allreduce[4] = {{8, 8, -1, -1, -1, -1}, {8, 8, -1, -1, -1, -1},
+                                    {8, 8, -1, -1, -1, -1}, {0, 16, -1, -1, -1, -1}};
+        check_region(p, r, "MPI_Allreduce", 4, allreduce);
+        struct want reduce[1] = {{8, r == 0 ? 8 : -1, 0, -1, -1, -1}};
+        check_region(p, r, "MPI_Reduce", 1, reduce);
+        sp_profile_free(p);
+    }
+    harness_run_free(&run);
+}
+
+Test(mpi_calls, fortran_openmpi, .timeout = 60) { check_fortran("openmpi"); }
+Test(mpi_calls, fortran_mpich, .timeout = 60) { check_fortran("mpich"); }

@@ -3,6 +3,7 @@
 #include "mpi_abi.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@ typedef int (*comm_int_fn)(sp_mpi_handle comm, int *out);
 typedef int (*comm_group_fn)(sp_mpi_handle comm, sp_mpi_handle *group);
 typedef int (*translate_fn)(sp_mpi_handle g1, int n, const int *r1, sp_mpi_handle g2, int *r2);
 typedef int (*group_free_fn)(sp_mpi_handle *group);
+typedef sp_mpi_handle (*f2c_fn)(int f);
 
 static struct {
     int ready;              /* atomic */
@@ -29,7 +31,27 @@ static struct {
     group_free_fn group_free;
     sp_mpi_handle world_group;
     int world_rank;
+    f2c_fn comm_f2c, type_f2c;
+    const void *f_in_place[4], *f_status_ignore[4], *f_statuses_ignore[4];
 } abi;
+
+/* A Fortran common-block symbol in its compilers' spellings. */
+static void fortran_symbol(const char *base, const void *out[4])
+{
+    char name[64];
+    static const char *const suffix[3] = {"_", "__", ""};
+    for (int i = 0; i < 4; i++) {
+        if (i == 3) {
+            size_t k = 0;
+            for (; base[k] && k + 1 < sizeof name; k++)
+                name[k] = (char)(base[k] >= 'a' && base[k] <= 'z' ? base[k] - 32 : base[k]);
+            name[k] = '\0';
+        } else {
+            snprintf(name, sizeof name, "%s%s", base, suffix[i]);
+        }
+        out[i] = sp_mpi_lookup_data(name);
+    }
+}
 
 void sp_mpi_abi_bind(void)
 {
@@ -50,6 +72,13 @@ void sp_mpi_abi_bind(void)
     abi.comm_group = (comm_group_fn)sp_mpi_lookup("MPI_Comm_group");
     abi.translate = (translate_fn)sp_mpi_lookup("MPI_Group_translate_ranks");
     abi.group_free = (group_free_fn)sp_mpi_lookup("MPI_Group_free");
+    abi.comm_f2c = (f2c_fn)sp_mpi_lookup("MPI_Comm_f2c");
+    abi.type_f2c = (f2c_fn)sp_mpi_lookup("MPI_Type_f2c");
+    if (abi.family == SP_MPI_FAMILY_OPENMPI) {
+        fortran_symbol("mpi_fortran_in_place", abi.f_in_place);
+        fortran_symbol("mpi_fortran_status_ignore", abi.f_status_ignore);
+        fortran_symbol("mpi_fortran_statuses_ignore", abi.f_statuses_ignore);
+    }
     if (!abi.world || !abi.type_size || !abi.comm_rank || !abi.comm_size)
         return;
     if (!abi.comm_group || !abi.translate || abi.comm_group(abi.world, &abi.world_group) != 0)
@@ -248,3 +277,36 @@ sp_mpi_handle sp_mpi_handle_at(const void *array, int i)
 }
 
 int sp_mpi_request_null(sp_mpi_handle request) { return canon(request) == abi.request_null; }
+
+/* ---- Fortran --------------------------------------------------------- */
+
+sp_mpi_handle sp_mpi_comm_f2c(int f)
+{
+    return sp_mpi_abi_ready() && abi.comm_f2c ? abi.comm_f2c(f) : 0;
+}
+
+sp_mpi_handle sp_mpi_type_f2c(int f)
+{
+    return sp_mpi_abi_ready() && abi.type_f2c ? abi.type_f2c(f) : 0;
+}
+
+static int one_of(const void *p, const void *const list[4])
+{
+    for (int i = 0; i < 4; i++)
+        if (list[i] && p == list[i])
+            return 1;
+    return 0;
+}
+
+int sp_mpi_f_in_place(const void *buf) { return one_of(buf, abi.f_in_place); }
+int sp_mpi_f_status_ignored(const void *status)
+{
+    return !status || one_of(status, abi.f_status_ignore);
+}
+
+int sp_mpi_f_statuses_ignored(const void *statuses)
+{
+    return !statuses || one_of(statuses, abi.f_statuses_ignore);
+}
+
+int sp_mpi_fortran_calls_c(void) { return abi.family == SP_MPI_FAMILY_MPICH; }

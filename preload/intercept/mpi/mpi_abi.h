@@ -50,4 +50,17 @@ int sp_mpi_status_tag(const void *status, int index);
 sp_mpi_handle sp_mpi_handle_at(const void *array, int i);
 int sp_mpi_request_null(sp_mpi_handle request);
 
+/* ---- Fortran handles (Open MPI's Fortran bindings bypass the C ones) ---- */
+
+/* MPI_Comm_f2c / MPI_Type_f2c; 0 when unknown. */
+sp_mpi_handle sp_mpi_comm_f2c(int f);
+sp_mpi_handle sp_mpi_type_f2c(int f);
+/* Is buf Fortran's MPI_IN_PLACE, status Fortran's MPI_STATUS_IGNORE? */
+int sp_mpi_f_in_place(const void *buf);
+int sp_mpi_f_status_ignored(const void *status);
+int sp_mpi_f_statuses_ignored(const void *statuses);
+/* The family's Fortran bindings call the C ones (MPICH): the C wrappers
+ * record those calls, the Fortran ones only chain. */
+int sp_mpi_fortran_calls_c(void);
+
 #endif
