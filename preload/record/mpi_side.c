@@ -90,7 +90,7 @@ void sp_mpi_side_each(struct sp_lane *lane, void (*fn)(void *ctx, const sp_captu
     struct sp_mpi_side *side = lane->mpi_side;
     if (!side)
         return;
-    uint64_t k = 0, skip = side->skip;
+    uint64_t k = side->first, skip = side->skip;
     for (struct sp_mpi_side_block *b = side->head; b; b = b->next) {
         uint32_t used = SP_ACQUIRE(b->used);
         for (uint32_t i = 0; i < used; i++, k++)
@@ -103,4 +103,45 @@ void sp_mpi_side_reset(struct sp_lane *lane)
 {
     if (lane->mpi_side)
         lane->mpi_side->skip = SP_ACQUIRE(lane->mpi_side->total);
+}
+
+int sp_mpi_side_spill(struct sp_lane *lane,
+                      int (*write)(void *ctx, const sp_capture_mpi *records, size_t n), void *ctx)
+{
+    struct sp_mpi_side *side = lane->mpi_side;
+    if (!side)
+        return 0;
+    uint64_t k = side->first;
+    for (struct sp_mpi_side_block *b = side->head; b; b = b->next) {
+        uint32_t used = b->used, from = 0;
+        if (k + used <= side->skip) {
+            k += used;
+            continue;
+        }
+        if (k < side->skip)
+            from = (uint32_t)(side->skip - k);
+        int rc = write(ctx, b->records + from, used - from);
+        if (rc)
+            return rc;
+        k += used;
+    }
+    return 0;
+}
+
+void sp_mpi_side_drop(struct sp_lane *lane)
+{
+    struct sp_mpi_side *side = lane->mpi_side;
+    if (!side)
+        return;
+    pthread_mutex_lock(&lane->lock);
+    struct sp_mpi_side_block *b = side->head;
+    side->head = side->tail = NULL;
+    side->first = side->total;
+    pthread_mutex_unlock(&lane->lock);
+    while (b) {
+        struct sp_mpi_side_block *next = b->next;
+        free(b);
+        __atomic_sub_fetch(&sp_buffer_bytes, sizeof *b, __ATOMIC_RELAXED);
+        b = next;
+    }
 }

@@ -23,6 +23,8 @@ struct sp_mpi_side {
     struct sp_mpi_side_block *head, *tail;   /* list changes under lane->lock */
     uint64_t total;         /* records appended, published (release) */
     uint64_t skip;          /* records dropped by sp_reset (lane->lock) */
+    uint64_t first;         /* number of the head block's first record (the
+                               blocks before it were spilled and freed) */
 };
 
 /* Close the innermost call of `region` (sp_profiler_end) and attach `side`
@@ -40,5 +42,12 @@ void sp_mpi_side_each(struct sp_lane *lane, void (*fn)(void *ctx, const sp_captu
                       void *ctx);
 /* sp_reset: forget the records so far (lane->lock held). */
 void sp_mpi_side_reset(struct sp_lane *lane);
+
+/* Spilling (lifecycle/spill.c, on the lane's own thread, spill lock held):
+ * hand every record to `write` in runs (nonzero stops with that value),
+ * then, once the spill file holds them, sp_mpi_side_drop frees them. */
+int sp_mpi_side_spill(struct sp_lane *lane,
+                      int (*write)(void *ctx, const sp_capture_mpi *records, size_t n), void *ctx);
+void sp_mpi_side_drop(struct sp_lane *lane);
 
 #endif

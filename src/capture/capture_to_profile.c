@@ -392,8 +392,9 @@ sp_profile *sp_capture_to_profile(const sp_capture *c, char *warning, size_t war
                       !(p->await_ns = calloc(cells, sizeof *p->await_ns))))
         goto oom;
 
-    if (c->num_mpi && (sp_mpi_alloc_columns(p, p->num_events) != 0 ||
-                       !(pass.mpi = sp_mpi_match_new(c))))
+    if (c->num_mpi + source.num_mpi &&
+        (sp_mpi_alloc_columns(p, p->num_events) != 0 || !(pass.mpi = sp_mpi_match_new(c)) ||
+         sp_mpi_match_add_records(pass.mpi, c->mpi, c->num_mpi, source.mpi, source.num_mpi) != 0))
         goto oom;
     fill = calloc(p->num_rows ? p->num_rows : 1, sizeof *fill);
     if (!fill)

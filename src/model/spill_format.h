@@ -47,6 +47,7 @@ enum sp_spill_frame_type {
     SP_SPILL_FRAME_REGION = 3,  /* sp_spill_region + name + source file */
     SP_SPILL_FRAME_THREAD = 4,  /* sp_spill_thread + name */
     SP_SPILL_FRAME_EVENTS = 5,  /* count sp_event, then count int64 await_ns if flagged */
+    SP_SPILL_FRAME_MPI = 6,     /* count sp_capture_mpi: side data of MPI calls (issue 14) */
 };
 
 #define SP_SPILL_FLAG_AWAIT 1u

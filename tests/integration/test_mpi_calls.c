@@ -370,3 +370,48 @@ static void check_fortran(const char *family)
 
 Test(mpi_calls, fortran_openmpi, .timeout = 60) { check_fortran("openmpi"); }
 Test(mpi_calls, fortran_mpich, .timeout = 60) { check_fortran("mpich"); }
+
+/* ---- spilled MPI side data -------------------------------------------------- */
+
+/* Polling calls as events under a 1 MiB memory cap: the calls before the
+ * loop reach the spill file with their side data (SP_SPILL_FRAME_MPI) and
+ * the streaming writer puts it back into the MPI columns. */
+static void check_spilled(const char *family)
+{
+    struct harness_run run;
+    const char *env[] = {"SCOPE_PROFILER_MPI_CALLS=all", "SCOPE_PROFILER_MAX_MEMORY=1M",
+                         "SCOPE_PROFILER_VERBOSE=1", NULL};
+    run_calls(&run, family, "40000", env);
+    cr_assert_not_null(strstr(run.err, "spilling recorded calls"), "nothing spilled:\n%s",
+                       run.err);
+    for (int r = 0; r < N; r++) {
+        sp_profile *p = mpi_load_rank(&run, r);
+        int next = (r + 1) % N, prev = (r + N - 1) % N;
+        struct want send[3] = {{400, -1, next, 7, -1, -1}};
+        size_t sends = 1;
+        if (r < 2)
+            send[sends++] = (struct want){8, -1, r + 2, 11, -1, -1};
+        send[sends++] = (struct want){4, -1, r, 99, -1, -1};
+        check_region(p, r, "MPI_Send", sends, send);
+        struct want sendrecv[1] = {{20, 20, next, 10, prev, 10}};
+        check_region(p, r, "MPI_Sendrecv", 1, sendrecv);
+        struct want bcast[3] = {
+            {r == 2 + r % 2 ? 12 : -1, r == 2 + r % 2 ? -1 : 12, 2 + r % 2, -1, -1, -1},
+            {r == 1 ? 64 : -1, r == 1 ? -1 : 64, 1, -1, -1, -1},
+            {r == 0 ? 24 : -1, r == 0 ? -1 : 24, 0, -1, -1, -1},
+        };
+        check_region(p, r, "MPI_Bcast", 3, bcast);
+        const sp_row *test = harness_row(p, (unsigned)r, "MPI_Test");
+        cr_assert(test && test->count == 40000, "rank %d: MPI_Test events", r);
+        for (uint64_t k = 0; k < test->count; k += 997)
+            cr_assert_eq(p->extra[SP_EXTRA_MPI_PEER][test->offset + k], -1);
+        struct want wait[4] = {{-1, -1, next, -1, -1, -1}, {-1, -1, prev, -1, prev, 9},
+                               {-1, -1, -1, -1, -1, -1}, {-1, -1, r, -1, -1, -1}};
+        check_region(p, r, "MPI_Wait", 4, wait);
+        sp_profile_free(p);
+    }
+    harness_run_free(&run);
+}
+
+Test(mpi_calls, spilled_openmpi, .timeout = 90) { check_spilled("openmpi"); }
+Test(mpi_calls, spilled_mpich, .timeout = 90) { check_spilled("mpich"); }
