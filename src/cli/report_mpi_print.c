@@ -165,4 +165,6 @@ void cli_print_mpi_cross_note(FILE *out, const sp_report_mpi *mpi, uint32_t regi
     const sp_report_mpi_call *c = mpi ? sp_report_mpi_find(mpi, region) : NULL;
     if (c && c->collective)
         fprintf(out, "  (most waiting; rank %u arrived last)", c->last_arrival_rank);
+    else if (c)
+        fputs("  (most waiting)", out); /* time in an MPI call is time waiting for a peer */
 }

@@ -7,8 +7,9 @@
 #include "scopeprof/report.h"
 
 void cli_print_mpi(FILE *out, int color, const sp_report *report, const sp_report_mpi *mpi);
-/* Appended to an MPI collective's line of the cross-rank table: the rank
- * with the largest time waits most, and who arrived last. */
+/* Appended to an MPI function's line of the cross-rank table: its
+ * "slowest" rank is the one that waits most; for a collective, also who
+ * arrived last most often. */
 void cli_print_mpi_cross_note(FILE *out, const sp_report_mpi *mpi, uint32_t region);
 
 #endif

@@ -128,6 +128,23 @@ static void check_rank(const sp_profile *p, int r, long polls)
     struct want iallreduce[1] = {{8, 8, -1, -1, -1, -1}};
     check_region(p, r, "MPI_Iallreduce", 1, iallreduce);
 
+    /* one-sided and MPI-IO */
+    check_region(p, r, "MPI_Win_fence", 3, none3);
+    struct want put[1] = {{4, -1, next, -1, -1, -1}}, get[1] = {{-1, 4, prev, -1, -1, -1}};
+    check_region(p, r, "MPI_Put", 1, put);
+    check_region(p, r, "MPI_Get", 1, get);
+    check_region(p, r, "MPI_Accumulate", 1, put);
+    struct want target[1] = {{-1, -1, next, -1, -1, -1}};
+    check_region(p, r, "MPI_Win_lock", 1, target);
+    check_region(p, r, "MPI_Win_flush", 1, target);
+    check_region(p, r, "MPI_Win_unlock", 1, target);
+    struct want written[1] = {{16, -1, -1, -1, -1, -1}}, read[1] = {{-1, 16, -1, -1, -1, -1}};
+    check_region(p, r, "MPI_File_open", 1, none3);
+    check_region(p, r, "MPI_File_write_at", 1, written);
+    check_region(p, r, "MPI_File_write_at_all", 1, written);
+    check_region(p, r, "MPI_File_read_at", 1, read);
+    check_region(p, r, "MPI_File_close", 1, none3);
+
     /* MPI_COMM_WORLD is communicator 0; the split halves differ. */
     cr_assert_eq(comm_of(p, r, "MPI_Send", 0), 0);
     int64_t half = comm_of(p, r, sub0 ? "MPI_Send" : "MPI_Recv", 1);
@@ -158,6 +175,22 @@ static void run_calls(struct harness_run *run, const char *family, const char *p
     cr_assert_eq(harness_count_files(run, "*.h5"), N, "stderr:\n%s", run->err);
 }
 
+/* `scopeprof ARGS... <the run's rank files>` in the run's directory. */
+static void scopeprof_on_run(const struct harness_run *run, struct harness_run *out,
+                             const char *const *args)
+{
+    char script[1024];
+    snprintf(script, sizeof script, "cd '%s' && exec \"$0\" \"$@\" scope_profile_rank*.h5",
+             run->dir);
+    const char *argv[16] = {"/bin/sh", "-c", script, SCOPEPROF_EXE};
+    int n = 4;
+    for (int i = 0; args[i] && n < 15; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    cr_assert_eq(harness_run(out, argv, NULL, 0), 0);
+    cr_assert_eq(out->exit_code, 0, "scopeprof %s failed:\n%s", args[0], out->err);
+}
+
 static void check_calls(const char *family)
 {
     struct harness_run run;
@@ -174,6 +207,20 @@ static void check_calls(const char *family)
     cr_assert_eq(halves[0], halves[2], "members of one communicator disagree on its id");
     cr_assert_eq(halves[1], halves[3]);
     cr_assert_neq(halves[0], halves[1]);
+
+    /* The report's MPI section and the cross-rank table's MPI wording. */
+    struct harness_run report;
+    const char *args[] = {"report", "--mpi", "--ranks-table", NULL};
+    scopeprof_on_run(&run, &report, args);
+    static const char *const wanted[] = {
+        "MPI per rank", "MPI calls by time", "MPI message sizes",
+        "MPI point-to-point bytes, sender (rows) to receiver", "(most waiting; rank ",
+        "MPI_Allreduce", "MPI_Sendrecv",
+    };
+    for (size_t i = 0; i < sizeof wanted / sizeof *wanted; i++)
+        cr_assert_not_null(strstr(report.out, wanted[i]), "no '%s' in the report:\n%s",
+                           wanted[i], report.out);
+    harness_run_free(&report);
     harness_run_free(&run);
 }
 
@@ -199,26 +246,9 @@ static void check_flows(const char *family)
 {
     struct harness_run run;
     run_calls(&run, family, "10", NULL);
-    char files[N][64];
-    const char *argv[N + 6] = {SCOPEPROF_EXE, "export", "chrome"};
-    int n = 3;
-    for (int r = 0; r < N; r++) {
-        snprintf(files[r], sizeof files[r], "scope_profile_rank%05d.h5", r);
-        argv[n++] = files[r];
-    }
-    argv[n++] = "-o";
-    argv[n++] = "trace.json";
-    argv[n] = NULL;
     struct harness_run ex;
-    /* run the export in the run's directory, where the files are */
-    char dir_exe[1024];
-    snprintf(dir_exe, sizeof dir_exe, "cd '%s' && exec \"$0\" \"$@\"", run.dir);
-    const char *shell[N + 9] = {"/bin/sh", "-c", dir_exe};
-    for (int i = 0; argv[i]; i++)
-        shell[3 + i] = argv[i];
-    shell[3 + n] = NULL;
-    cr_assert_eq(harness_run(&ex, shell, NULL, 0), 0);
-    cr_assert_eq(ex.exit_code, 0, "export failed:\n%s", ex.err);
+    const char *args[] = {"export", "chrome", "-o", "trace.json", NULL};
+    scopeprof_on_run(&run, &ex, args);
     harness_run_free(&ex);
 
     FILE *f = fopen(harness_path(&run, "trace.json"), "r");

@@ -32,6 +32,7 @@ static struct {
     sp_mpi_handle world_group;
     int world_rank;
     f2c_fn comm_f2c, type_f2c;
+    comm_group_fn win_group;
     const void *f_in_place[4], *f_status_ignore[4], *f_statuses_ignore[4];
 } abi;
 
@@ -72,6 +73,7 @@ void sp_mpi_abi_bind(void)
     abi.comm_group = (comm_group_fn)sp_mpi_lookup("MPI_Comm_group");
     abi.translate = (translate_fn)sp_mpi_lookup("MPI_Group_translate_ranks");
     abi.group_free = (group_free_fn)sp_mpi_lookup("MPI_Group_free");
+    abi.win_group = (comm_group_fn)sp_mpi_lookup("MPI_Win_get_group");
     abi.comm_f2c = (f2c_fn)sp_mpi_lookup("MPI_Comm_f2c");
     abi.type_f2c = (f2c_fn)sp_mpi_lookup("MPI_Type_f2c");
     if (abi.family == SP_MPI_FAMILY_OPENMPI) {
@@ -237,6 +239,20 @@ void sp_mpi_comm_forget(sp_mpi_handle comm)
         break;
     }
     pthread_mutex_unlock(&cache_lock);
+}
+
+int64_t sp_mpi_win_world_peer(sp_mpi_handle win, int rank)
+{
+    sp_mpi_handle group = 0;
+    int world = -1;
+    if (rank < 0 || !sp_mpi_abi_ready() || !abi.win_group || !abi.translate ||
+        abi.win_group(win, &group) != 0)
+        return -1;
+    if (abi.translate(group, 1, &rank, abi.world_group, &world) != 0)
+        world = -1;
+    if (abi.group_free)
+        abi.group_free(&group);
+    return world < 0 ? -1 : world;
 }
 
 /* ---- statuses and arrays ---------------------------------------------- */

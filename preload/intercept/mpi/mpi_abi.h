@@ -50,6 +50,9 @@ int sp_mpi_status_tag(const void *status, int index);
 sp_mpi_handle sp_mpi_handle_at(const void *array, int i);
 int sp_mpi_request_null(sp_mpi_handle request);
 
+/* `rank` of the group of window `win` as a world rank, -1 unknown. */
+int64_t sp_mpi_win_world_peer(sp_mpi_handle win, int rank);
+
 /* ---- Fortran handles (Open MPI's Fortran bindings bypass the C ones) ---- */
 
 /* MPI_Comm_f2c / MPI_Type_f2c; 0 when unknown. */

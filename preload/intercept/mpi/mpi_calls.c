@@ -83,7 +83,8 @@ void sp_mpi_modes_init(void) { pthread_once(&modes_once, read_modes); }
 
 int sp_mpi_tracking(void)
 {
-    sp_mpi_modes_init();
+    if (!__atomic_load_n(&sp_mpi_modes_ready, __ATOMIC_ACQUIRE))
+        sp_mpi_modes_init();
     return any_recorded;
 }
 

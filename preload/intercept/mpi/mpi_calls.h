@@ -25,7 +25,12 @@
     X(MPI_Igatherv) X(MPI_Iscatter) X(MPI_Iscatterv) X(MPI_Iallgather)             \
     X(MPI_Iallgatherv) X(MPI_Ialltoall) X(MPI_Ialltoallv) X(MPI_Ialltoallw)        \
     X(MPI_Ireduce_scatter) X(MPI_Ireduce_scatter_block) X(MPI_Iscan)               \
-    X(MPI_Iexscan)
+    X(MPI_Iexscan)                                                                 \
+    X(MPI_Win_fence) X(MPI_Win_lock) X(MPI_Win_unlock) X(MPI_Win_flush)            \
+    X(MPI_Put) X(MPI_Get) X(MPI_Accumulate)                                        \
+    X(MPI_File_open) X(MPI_File_close) X(MPI_File_read) X(MPI_File_read_all)       \
+    X(MPI_File_read_at) X(MPI_File_read_at_all) X(MPI_File_write)                  \
+    X(MPI_File_write_all) X(MPI_File_write_at) X(MPI_File_write_at_all)
 
 #define SP_MPI_ENUM(name) SP_##name,
 enum sp_mpi_fn { SP_MPI_FUNCTIONS(SP_MPI_ENUM, SP_MPI_ENUM) SP_MPI_NUM_FUNCTIONS };

@@ -94,6 +94,33 @@ int main(int argc, char **argv)
     MPI_Iallreduce(&one, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &coll);
     MPI_Wait(&coll, MPI_STATUS_IGNORE);
 
+    /* One-sided: 3 MPI_Win_fence; MPI_Put 4 B to next, MPI_Get 4 B from
+     * prev, MPI_Accumulate 4 B to next; lock, flush, unlock of next. */
+    int window[4] = {0};
+    MPI_Win win;
+    MPI_Win_create(window, sizeof window, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_fence(0, win);
+    MPI_Put(&token, 1, MPI_INT, next, 0, 1, MPI_INT, win);
+    MPI_Win_fence(0, win);
+    MPI_Get(&got, 1, MPI_INT, prev, 0, 1, MPI_INT, win);
+    MPI_Accumulate(&token, 1, MPI_INT, next, 1, 1, MPI_INT, MPI_SUM, win);
+    MPI_Win_fence(0, win);
+    MPI_Win_lock(MPI_LOCK_SHARED, next, 0, win);
+    MPI_Win_flush(next, win);
+    MPI_Win_unlock(next, win);
+    MPI_Win_free(&win);
+
+    /* MPI-IO: open, 16 B written twice (write_at, write_at_all), 16 B read
+     * back, close. */
+    MPI_File fh;
+    if (MPI_File_open(MPI_COMM_WORLD, "mpi_calls.dat", MPI_MODE_CREATE | MPI_MODE_RDWR,
+                      MPI_INFO_NULL, &fh) != MPI_SUCCESS)
+        return 4;
+    MPI_File_write_at(fh, rank * 16, ints, 4, MPI_INT, MPI_STATUS_IGNORE);
+    MPI_File_write_at_all(fh, 64 + rank * 16, ints, 4, MPI_INT, MPI_STATUS_IGNORE);
+    MPI_File_read_at(fh, rank * 16, ints, 4, MPI_INT, MPI_STATUS_IGNORE);
+    MPI_File_close(&fh);
+
     /* Polling: `polls` MPI_Test calls on a receive from self that only
      * completes afterwards. */
     MPI_Request poll;
