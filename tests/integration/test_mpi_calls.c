@@ -445,3 +445,30 @@ static void check_spilled(const char *family)
 
 Test(mpi_calls, spilled_openmpi, .timeout = 90) { check_spilled("openmpi"); }
 Test(mpi_calls, spilled_mpich, .timeout = 90) { check_spilled("mpich"); }
+
+/* mpi_f08: Open MPI's module calls ompi_<name>_f, wrapped like the mpif.h
+ * names.  MPICH's routes MPI_Allreduce, MPI_Send and MPI_Recv through the
+ * C bindings but not MPI_Barrier (docs/mpi.md): that one is not checked. */
+static void check_fortran_f08(const char *family)
+{
+    struct harness_run run;
+    mpi_launch(&run, family, 2, mpi_program("fortran", "fortran_mpi_calls_f08", family), NULL,
+               NULL);
+    cr_assert_eq(run.exit_code, 0, "%s run failed (%d):\n%s", family, run.exit_code, run.err);
+    for (int r = 0; r < 2; r++) {
+        sp_profile *p = mpi_load_rank(&run, r);
+        struct want allreduce[1] = {{8, 8, -1, -1, -1, -1}};
+        check_region(p, r, "MPI_Allreduce", 1, allreduce);
+        if (!strcmp(family, "openmpi")) {
+            struct want barrier[1] = {{-1, -1, -1, -1, -1, -1}};
+            check_region(p, r, "MPI_Barrier", 1, barrier);
+        }
+        struct want send[1] = {{8, -1, 1, 3, -1, -1}}, recv[1] = {{-1, 8, 0, -1, 0, 3}};
+        check_region(p, r, r == 0 ? "MPI_Send" : "MPI_Recv", 1, r == 0 ? send : recv);
+        sp_profile_free(p);
+    }
+    harness_run_free(&run);
+}
+
+Test(mpi_calls, fortran_f08_openmpi, .timeout = 60) { check_fortran_f08("openmpi"); }
+Test(mpi_calls, fortran_f08_mpich, .timeout = 60) { check_fortran_f08("mpich"); }

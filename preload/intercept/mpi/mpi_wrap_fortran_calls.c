@@ -275,21 +275,23 @@ typedef void (*f_reduce_fn)(const void *, void *, const F *, const F *, const F 
         SP_F_CALL((sbuf, rbuf, count, type, op, root, comm, ierr));                 \
     }
 
-/* Four spellings of each. */
-#define SP_F_ALL(MACRO, lower, upper, ...)                                          \
-    MACRO(lower##_, ##__VA_ARGS__)                                                  \
-    MACRO(lower##__, ##__VA_ARGS__)                                                 \
-    MACRO(lower, ##__VA_ARGS__)                                                     \
-    MACRO(upper, ##__VA_ARGS__)
+/* Four spellings of each, and Open MPI's ompi_<name>_f, which its mpi_f08
+ * module calls (same arguments: the handles' MPI_VAL integers). */
+#define SP_F_ALL(MACRO, base, upper, ...)                                           \
+    MACRO(mpi_##base##_, ##__VA_ARGS__)                                             \
+    MACRO(mpi_##base##__, ##__VA_ARGS__)                                            \
+    MACRO(mpi_##base, ##__VA_ARGS__)                                                \
+    MACRO(MPI_##upper, ##__VA_ARGS__)                                               \
+    MACRO(ompi_##base##_f, ##__VA_ARGS__)
 
-SP_F_ALL(F_SEND, mpi_send, MPI_SEND, SP_MPI_Send)
-SP_F_ALL(F_SEND, mpi_ssend, MPI_SSEND, SP_MPI_Ssend)
-SP_F_ALL(F_ISEND, mpi_isend, MPI_ISEND, SP_MPI_Isend)
-SP_F_ALL(F_RECV, mpi_recv, MPI_RECV)
-SP_F_ALL(F_IRECV, mpi_irecv, MPI_IRECV)
-SP_F_ALL(F_WAIT, mpi_wait, MPI_WAIT)
-SP_F_ALL(F_WAITALL, mpi_waitall, MPI_WAITALL)
-SP_F_ALL(F_BARRIER, mpi_barrier, MPI_BARRIER)
-SP_F_ALL(F_BCAST, mpi_bcast, MPI_BCAST)
-SP_F_ALL(F_ALLREDUCE, mpi_allreduce, MPI_ALLREDUCE)
-SP_F_ALL(F_REDUCE, mpi_reduce, MPI_REDUCE)
+SP_F_ALL(F_SEND, send, SEND, SP_MPI_Send)
+SP_F_ALL(F_SEND, ssend, SSEND, SP_MPI_Ssend)
+SP_F_ALL(F_ISEND, isend, ISEND, SP_MPI_Isend)
+SP_F_ALL(F_RECV, recv, RECV)
+SP_F_ALL(F_IRECV, irecv, IRECV)
+SP_F_ALL(F_WAIT, wait, WAIT)
+SP_F_ALL(F_WAITALL, waitall, WAITALL)
+SP_F_ALL(F_BARRIER, barrier, BARRIER)
+SP_F_ALL(F_BCAST, bcast, BCAST)
+SP_F_ALL(F_ALLREDUCE, allreduce, ALLREDUCE)
+SP_F_ALL(F_REDUCE, reduce, REDUCE)
