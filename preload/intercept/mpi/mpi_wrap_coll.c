@@ -43,6 +43,10 @@ static void finish_side(sp_capture_mpi *side, const struct coll_args *a)
  * received only). */
 #define UNLESS_IN_PLACE(buf, bytes) (sp_mpi_in_place(buf) ? 0 : (bytes))
 
+/* Ranks of the call's communicator, asked only by the collectives whose
+ * bytes depend on it (an MPI call of its own). */
+#define COMM_SIZE sp_mpi_comm_size(args.comm)
+
 /* One macro per signature: the wrapper computes the side data from its
  * arguments (BYTES, a statement using `side`, `args`), then chains. */
 #define SP_COLL(name, params, call_args, comm_arg, root_arg, BYTES)               \
@@ -55,8 +59,6 @@ static void finish_side(sp_capture_mpi *side, const struct coll_args *a)
         sp_capture_mpi side = sp_mpi_side_none();                                  \
         if (sp_mpi_call_begin(SP_##name, &call, SP_MPI_CALLER)) {                  \
             struct coll_args args = {comm_arg, root_arg};                          \
-            int n = sp_mpi_comm_size(comm_arg);                                    \
-            (void)n;                                                               \
             BYTES;                                                                 \
             finish_side(&side, &args);                                             \
         }                                                                          \
@@ -111,7 +113,7 @@ ALLREDUCE(MPI_Iexscan, REQ, REQ_ARG)
                    int root, H comm R),                                             \
             (sbuf, scount, stype, rbuf, rcount, rtype, root, comm RA), comm, root, \
             { side.sent_bytes = UNLESS_IN_PLACE(sbuf, sp_mpi_bytes(stype, scount)); \
-              if (is_root(&args)) side.recv_bytes = times(sp_mpi_bytes(rtype, rcount), n); })
+              if (is_root(&args)) side.recv_bytes = times(sp_mpi_bytes(rtype, rcount), COMM_SIZE); })
 GATHER(MPI_Gather, , )
 GATHER(MPI_Igather, REQ, REQ_ARG)
 
@@ -121,7 +123,7 @@ GATHER(MPI_Igather, REQ, REQ_ARG)
             (sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm RA), comm, root, \
                                                                          \
             { side.sent_bytes = UNLESS_IN_PLACE(sbuf, sp_mpi_bytes(stype, scount)); \
-              if (is_root(&args)) side.recv_bytes = sp_mpi_bytes(rtype, sum_counts(rcounts, n)); })
+              if (is_root(&args)) side.recv_bytes = sp_mpi_bytes(rtype, sum_counts(rcounts, COMM_SIZE)); })
 GATHERV(MPI_Gatherv, , )
 GATHERV(MPI_Igatherv, REQ, REQ_ARG)
 
@@ -129,7 +131,7 @@ GATHERV(MPI_Igatherv, REQ, REQ_ARG)
     SP_COLL(name, (const void *sbuf, int scount, H stype, void *rbuf, int rcount, H rtype, \
                    int root, H comm R),                                             \
             (sbuf, scount, stype, rbuf, rcount, rtype, root, comm RA), comm, root, \
-            { if (is_root(&args)) side.sent_bytes = times(sp_mpi_bytes(stype, scount), n); \
+            { if (is_root(&args)) side.sent_bytes = times(sp_mpi_bytes(stype, scount), COMM_SIZE); \
               side.recv_bytes = UNLESS_IN_PLACE(rbuf, sp_mpi_bytes(rtype, rcount)); })
 SCATTER(MPI_Scatter, , )
 SCATTER(MPI_Iscatter, REQ, REQ_ARG)
@@ -139,7 +141,7 @@ SCATTER(MPI_Iscatter, REQ, REQ_ARG)
                    int rcount, H rtype, int root, H comm R),                        \
             (sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm RA), comm, root, \
                                                                          \
-            { if (is_root(&args)) side.sent_bytes = sp_mpi_bytes(stype, sum_counts(scounts, n)); \
+            { if (is_root(&args)) side.sent_bytes = sp_mpi_bytes(stype, sum_counts(scounts, COMM_SIZE)); \
               side.recv_bytes = UNLESS_IN_PLACE(rbuf, sp_mpi_bytes(rtype, rcount)); })
 SCATTERV(MPI_Scatterv, , )
 SCATTERV(MPI_Iscatterv, REQ, REQ_ARG)
@@ -149,7 +151,7 @@ SCATTERV(MPI_Iscatterv, REQ, REQ_ARG)
                    H comm R),                                                       \
             (sbuf, scount, stype, rbuf, rcount, rtype, comm RA), comm, -1, \
             { side.sent_bytes = UNLESS_IN_PLACE(sbuf, sp_mpi_bytes(stype, scount)); \
-              side.recv_bytes = times(sp_mpi_bytes(rtype, rcount), n); })
+              side.recv_bytes = times(sp_mpi_bytes(rtype, rcount), COMM_SIZE); })
 ALLGATHER(MPI_Allgather, , )
 ALLGATHER(MPI_Iallgather, REQ, REQ_ARG)
 
@@ -158,7 +160,7 @@ ALLGATHER(MPI_Iallgather, REQ, REQ_ARG)
                    const int *displs, H rtype, H comm R),                           \
             (sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm RA), comm, -1, \
             { side.sent_bytes = UNLESS_IN_PLACE(sbuf, sp_mpi_bytes(stype, scount)); \
-              side.recv_bytes = sp_mpi_bytes(rtype, sum_counts(rcounts, n)); })
+              side.recv_bytes = sp_mpi_bytes(rtype, sum_counts(rcounts, COMM_SIZE)); })
 ALLGATHERV(MPI_Allgatherv, , )
 ALLGATHERV(MPI_Iallgatherv, REQ, REQ_ARG)
 
@@ -166,8 +168,8 @@ ALLGATHERV(MPI_Iallgatherv, REQ, REQ_ARG)
     SP_COLL(name, (const void *sbuf, int scount, H stype, void *rbuf, int rcount, H rtype, \
                    H comm R),                                                       \
             (sbuf, scount, stype, rbuf, rcount, rtype, comm RA), comm, -1, \
-            { side.sent_bytes = UNLESS_IN_PLACE(sbuf, times(sp_mpi_bytes(stype, scount), n)); \
-              side.recv_bytes = times(sp_mpi_bytes(rtype, rcount), n); })
+            { side.sent_bytes = UNLESS_IN_PLACE(sbuf, times(sp_mpi_bytes(stype, scount), COMM_SIZE)); \
+              side.recv_bytes = times(sp_mpi_bytes(rtype, rcount), COMM_SIZE); })
 ALLTOALL(MPI_Alltoall, , )
 ALLTOALL(MPI_Ialltoall, REQ, REQ_ARG)
 
@@ -176,8 +178,8 @@ ALLTOALL(MPI_Ialltoall, REQ, REQ_ARG)
                    const int *rcounts, const int *rdispls, H rtype, H comm R),      \
             (sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm RA), comm, -1, \
                                                                          \
-            { side.sent_bytes = UNLESS_IN_PLACE(sbuf, sp_mpi_bytes(stype, sum_counts(scounts, n))); \
-              side.recv_bytes = sp_mpi_bytes(rtype, sum_counts(rcounts, n)); })
+            { side.sent_bytes = UNLESS_IN_PLACE(sbuf, sp_mpi_bytes(stype, sum_counts(scounts, COMM_SIZE))); \
+              side.recv_bytes = sp_mpi_bytes(rtype, sum_counts(rcounts, COMM_SIZE)); })
 ALLTOALLV(MPI_Alltoallv, , )
 ALLTOALLV(MPI_Ialltoallv, REQ, REQ_ARG)
 
@@ -202,15 +204,15 @@ static int64_t bytes_w(const int *counts, const void *types, int n)
                    H comm R),                                                       \
             (sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm RA), comm, -1, \
                                                                          \
-            { side.sent_bytes = UNLESS_IN_PLACE(sbuf, bytes_w(scounts, stypes, n)); \
-              side.recv_bytes = bytes_w(rcounts, rtypes, n); })
+            { side.sent_bytes = UNLESS_IN_PLACE(sbuf, bytes_w(scounts, stypes, COMM_SIZE)); \
+              side.recv_bytes = bytes_w(rcounts, rtypes, COMM_SIZE); })
 ALLTOALLW(MPI_Alltoallw, , )
 ALLTOALLW(MPI_Ialltoallw, REQ, REQ_ARG)
 
 #define REDUCE_SCATTER(name, R, RA)                                                 \
     SP_COLL(name, (const void *sbuf, void *rbuf, const int *rcounts, H type, H op, H comm R), \
             (sbuf, rbuf, rcounts, type, op, comm RA), comm, -1,         \
-            { side.sent_bytes = UNLESS_IN_PLACE(sbuf, sp_mpi_bytes(type, sum_counts(rcounts, n))); \
+            { side.sent_bytes = UNLESS_IN_PLACE(sbuf, sp_mpi_bytes(type, sum_counts(rcounts, COMM_SIZE))); \
               int me = sp_mpi_comm_rank(comm);                                      \
               side.recv_bytes = me >= 0 && rcounts ? sp_mpi_bytes(type, rcounts[me]) : -1; })
 REDUCE_SCATTER(MPI_Reduce_scatter, , )
@@ -219,7 +221,7 @@ REDUCE_SCATTER(MPI_Ireduce_scatter, REQ, REQ_ARG)
 #define REDUCE_SCATTER_BLOCK(name, R, RA)                                           \
     SP_COLL(name, (const void *sbuf, void *rbuf, int rcount, H type, H op, H comm R), \
             (sbuf, rbuf, rcount, type, op, comm RA), comm, -1,          \
-            { side.sent_bytes = UNLESS_IN_PLACE(sbuf, times(sp_mpi_bytes(type, rcount), n)); \
+            { side.sent_bytes = UNLESS_IN_PLACE(sbuf, times(sp_mpi_bytes(type, rcount), COMM_SIZE)); \
               side.recv_bytes = sp_mpi_bytes(type, rcount); })
 REDUCE_SCATTER_BLOCK(MPI_Reduce_scatter_block, , )
 REDUCE_SCATTER_BLOCK(MPI_Ireduce_scatter_block, REQ, REQ_ARG)
