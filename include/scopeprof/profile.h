@@ -81,6 +81,23 @@ typedef struct sp_meta {
     size_t list_len;
 } sp_meta;
 
+/* Optional int64 event columns beyond the fixed ones, written as
+ * events/<name> when a profile has them; -1 in rows where they do not apply
+ * (and in rows of profiles without them, when several are merged).  A new
+ * column is one enum entry and one name (profile.c); the HDF5 layer, the
+ * run loader and sp_profile_free handle every entry alike. */
+typedef enum sp_event_extra {
+    SP_EXTRA_MPI_SENT_BYTES = 0, /* bytes of the call's send buffer arguments (docs/mpi.md) */
+    SP_EXTRA_MPI_RECV_BYTES,     /* bytes of its receive buffer arguments */
+    SP_EXTRA_MPI_PEER,           /* peer or root, rank in MPI_COMM_WORLD */
+    SP_EXTRA_MPI_TAG,            /* tag of the point-to-point message the call sends */
+    SP_EXTRA_MPI_COMM,           /* communicator id, the same on every rank */
+    SP_EXTRA_MPI_SOURCE,         /* world rank of the message the call receives */
+    SP_EXTRA_MPI_RECV_TAG,       /* tag of that message (wildcards resolved) */
+    SP_EXTRA_N
+} sp_event_extra;
+extern const char *const sp_event_extra_names[SP_EXTRA_N];
+
 typedef struct sp_profile {
     int schema_version;   /* 1, 2 or 3 as read; 3 for profiles built in memory */
     int aggregate;        /* storage_layout == "aggregate" */
@@ -114,6 +131,8 @@ typedef struct sp_profile {
     sp_meta *meta;
 
     uint32_t num_ranks;   /* max(mpi_size, max rank + 1), 0 without rows */
+
+    int64_t *extra[SP_EXTRA_N]; /* NULL when absent; -1 = not applicable */
 } sp_profile;
 
 /* Allocation helpers: every function returns 0 on success, -1 on failure

@@ -209,6 +209,63 @@ int64_t sp_rank_clock_offset(const sp_profile *profile, uint32_t rank);
 int sp_rank_sync_point(const sp_profile *profile, uint32_t rank, const char *key,
                        int64_t *out);
 
+/* ---- MPI (report_mpi.c) -------------------------------------------------- *
+ *
+ * From the MPI calls the shim records as regions (docs/mpi.md), for the
+ * selected ranks:
+ *   mpi_ns        sum of the durations of the rank's MPI calls (polling
+ *                 calls counted without events are not included);
+ *   wall_ns       span of the rank's calls;
+ *   wait_ns       late-arrival wait: for every blocking collective call,
+ *                 its time minus the shortest time of the same call (the
+ *                 k-th call of that function on that communicator) over
+ *                 the ranks that made it, summed;
+ *   last arrivals calls of which the rank had that shortest time: it
+ *                 arrived last, everybody else waited for it. */
+#define SP_REPORT_MPI_BINS 8
+
+typedef struct sp_report_mpi_rank {
+    uint32_t rank;
+    uint64_t calls;
+    int64_t mpi_ns, wall_ns, wait_ns;
+    int64_t sent_bytes, recv_bytes;
+} sp_report_mpi_rank;
+
+typedef struct sp_report_mpi_call {
+    uint32_t region;
+    uint64_t calls;
+    int64_t total_ns, wait_ns;
+    int64_t sent_bytes, recv_bytes;
+    int collective;           /* a blocking collective: wait is computed */
+    uint32_t most_waiting_rank;   /* largest wait (collectives) */
+    uint32_t last_arrival_rank;   /* most often the last to arrive */
+} sp_report_mpi_call;
+
+typedef struct sp_report_mpi {
+    size_t num_ranks;
+    sp_report_mpi_rank *ranks;     /* by rank, ascending */
+    size_t num_calls;
+    sp_report_mpi_call *calls;     /* by total time, descending */
+    /* Point-to-point messages by size: bin b holds sizes up to
+     * sp_report_mpi_bin_limit(b) (the last one: everything larger). */
+    uint64_t p2p_messages[SP_REPORT_MPI_BINS];
+    int64_t p2p_bytes[SP_REPORT_MPI_BINS];
+    uint64_t collective_calls[SP_REPORT_MPI_BINS];
+    /* Bytes sent from rank block i to rank block j (point-to-point), blocks
+     * of block_size consecutive ranks so that at most 16 x 16 cells. */
+    size_t matrix_blocks;
+    uint32_t block_size;
+    int64_t *matrix;               /* matrix_blocks * matrix_blocks */
+} sp_report_mpi;
+
+/* 0 (nothing filled: the profile has no MPI columns, *out zeroed), 1 (out
+ * filled), -1 (out of memory). */
+int sp_report_mpi_build(const sp_report *report, sp_report_mpi *out);
+void sp_report_mpi_free(sp_report_mpi *mpi);
+int64_t sp_report_mpi_bin_limit(int bin);
+/* The MPI row of a region, or NULL. */
+const sp_report_mpi_call *sp_report_mpi_find(const sp_report_mpi *mpi, uint32_t region);
+
 /* ---- units --------------------------------------------------------------- */
 
 /* A duration with the unit chosen for its size: "999 ns", "1.23 µs",

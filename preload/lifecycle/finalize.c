@@ -17,6 +17,7 @@
 #include "lifecycle.h"
 #include "scopeprof_config.h"
 #include "spill.h"
+#include "record/mpi_side.h"
 
 /* ---- collecting a capture ------------------------------------------------ */
 
@@ -31,9 +32,29 @@ struct collected {
     char *strings[16];
     int num_strings;
     uint64_t events;
+    uint64_t aggregated;  /* dropped calls counted without events by design */
     uint64_t *open_calls; /* per region */
     sp_capture_frame *frames; /* SP_CALLSITE_FRAMES per region */
+    sp_capture_mpi *mpi;      /* MPI side data of every lane */
+    size_t num_mpi, mpi_cap;
+    int mpi_failed;
 };
+
+static void add_mpi(void *ctx, const sp_capture_mpi *r)
+{
+    struct collected *c = ctx;
+    if (c->num_mpi == c->mpi_cap) {
+        size_t cap = c->mpi_cap ? c->mpi_cap * 2 : 1024;
+        sp_capture_mpi *grown = realloc(c->mpi, cap * sizeof *grown);
+        if (!grown) {
+            c->mpi_failed = 1;
+            return;
+        }
+        c->mpi = grown;
+        c->mpi_cap = cap;
+    }
+    c->mpi[c->num_mpi++] = *r;
+}
 
 static int add_chunk(struct collected *c, const sp_event *events, const int64_t *await,
                      size_t count, int64_t thread)
@@ -69,6 +90,9 @@ static int collect_lanes(struct sp_profiler *p, struct collected *c, uint32_t nu
             rc = add_chunk(c, k->events + skip, k->await_ns ? k->await_ns + skip : NULL,
                            count - skip, lane->thread->index);
         }
+        sp_mpi_side_each(lane, add_mpi, c);
+        if (c->mpi_failed)
+            rc = -1;
         uint32_t depth = SP_ACQUIRE(lane->depth);
         for (uint32_t d = 0; d < depth; d++) {
             uint32_t region = SP_LOAD(lane->stack[d].region);
@@ -77,6 +101,7 @@ static int collect_lanes(struct sp_profiler *p, struct collected *c, uint32_t nu
         }
         for (uint32_t r = 0; r < SP_ACQUIRE(lane->num_counters) && r < num_regions; r++) {
             c->regions[r].dropped_calls += (uint64_t)SP_LOAD(lane->counters[r].dropped);
+            c->aggregated += (uint64_t)SP_LOAD(lane->counters[r].aggregated);
             c->regions[r].dropped_total_ns +=
                 sp_timer_duration_ns(SP_LOAD(lane->counters[r].dropped_ns));
         }
@@ -230,6 +255,7 @@ static void release(struct collected *c)
     free(c->meta);
     free(c->open_calls);
     free(c->frames);
+    free(c->mpi);
     for (int i = 0; i < c->num_strings; i++)
         free(c->strings[i]);
 }
@@ -390,9 +416,9 @@ int sp_profiler_write(struct sp_profiler *p, int final, const char *why)
             c.open_calls[r] = 0; /* a flush says nothing of calls still running */
         open_total += c.open_calls[r];
     }
-    if (final && dropped)
+    if (final && dropped > c.aggregated)
         sp_log("the memory cap (SCOPE_PROFILER_MAX_MEMORY) stopped the timeline: %llu calls "
-               "were counted but not kept as events", (unsigned long long)dropped);
+               "were counted but not kept as events", (unsigned long long)(dropped - c.aggregated));
 
     /* Silent where nothing was recorded: shells, launchers and children
      * inherit LD_PRELOAD. */
@@ -431,6 +457,8 @@ int sp_profiler_write(struct sp_profiler *p, int final, const char *why)
         .num_meta = c.num_meta,
         .meta = c.meta,
         .max_memory = sp_cfg.max_memory,
+        .num_mpi = c.num_mpi,
+        .mpi = c.mpi,
     };
     rc = hand_over(p, final, &cap, c.open_calls, open_total, why, err, sizeof err);
     if (rc == 0)

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "spill.h"
+#include "record/mpi_side.h"
 #include "model/spill_format.h"
 
 
@@ -342,6 +343,16 @@ static void free_await(struct sp_chunk *k)
     }
 }
 
+/* The MPI side data of a lane's calls (record/mpi_side.h): frames of at
+ * most one side block each. */
+static int write_mpi_frame(void *ctx, const sp_capture_mpi *records, size_t n)
+{
+    struct spill_file *f = ((void **)ctx)[0];
+    const struct sp_lane *lane = ((void **)ctx)[1];
+    return write_frame(f, SP_SPILL_FRAME_MPI, 0, (uint32_t)n, lane->thread->index, records,
+                       n * sizeof *records, NULL, 0, NULL, 0);
+}
+
 /* Move every event the lane holds in memory to the file (spill lock held);
  * afterwards the lane keeps only its tail chunk, marked spilled up to
  * `used` (head_skip), and goes on appending after that. */
@@ -382,7 +393,11 @@ static int spill_lane(struct spill_file *f, struct sp_lane *lane)
             goto cut;
         bytes += n * sizeof(sp_event);
     }
+    void *mpi_ctx[2] = {f, lane};
+    if (sp_mpi_side_spill(lane, write_mpi_frame, mpi_ctx) != 0)
+        goto cut;
     __atomic_add_fetch(&spilled_bytes, bytes, __ATOMIC_RELAXED);
+    sp_mpi_side_drop(lane);
 
     pthread_mutex_lock(&lane->lock);
     struct sp_chunk *k = lane->head;

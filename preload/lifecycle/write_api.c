@@ -6,6 +6,7 @@
 
 #include "lifecycle.h"
 #include "spill.h"
+#include "record/mpi_side.h"
 
 SP_EXPORT int sp_profiler_reset(sp_profiler *p)
 {
@@ -35,6 +36,7 @@ SP_EXPORT int sp_profiler_reset(sp_profiler *p)
         }
         lane->head = lane->tail;
         lane->head_skip = SP_ACQUIRE(lane->used);
+        sp_mpi_side_reset(lane);
         for (uint32_t i = 0; i < lane->num_counters; i++) {
             struct sp_counters *k = &lane->counters[i];
             SP_STORE(k->abandoned, 0);
@@ -44,6 +46,7 @@ SP_EXPORT int sp_profiler_reset(sp_profiler *p)
             SP_STORE(k->max_ns, 0);
             SP_STORE(k->dropped, 0);
             SP_STORE(k->dropped_ns, 0);
+            SP_STORE(k->aggregated, 0);
         }
         pthread_mutex_unlock(&lane->lock);
     }

@@ -48,6 +48,7 @@ int sp_lane_grow_counters(struct sp_lane *lane, uint32_t region)
         grown[i].max_ns = SP_LOAD(lane->counters[i].max_ns);
         grown[i].dropped = SP_LOAD(lane->counters[i].dropped);
         grown[i].dropped_ns = SP_LOAD(lane->counters[i].dropped_ns);
+        grown[i].aggregated = SP_LOAD(lane->counters[i].aggregated);
     }
     lane->counters = grown; /* old array retired, as for the stack */
     SP_RELEASE(lane->num_counters, n);

@@ -56,6 +56,8 @@ struct sp_counters {
     int64_t max_ns;
     int64_t dropped;        /* completed but not kept as events (ON_FULL=stop) */
     int64_t dropped_ns;
+    int64_t aggregated;     /* of `dropped`: counted without events by design
+                               (MPI polling calls, mpi_side.h), not by the cap */
 };
 
 /* One open call on a lane's stack. */
@@ -105,6 +107,10 @@ struct sp_lane {
      * first call made inside a task. */
     int64_t *await_base;
     uint32_t await_cap;
+
+    /* MPI side data of this lane's calls (mpi_side.h); NULL until the
+     * first one.  Set under lock. */
+    struct sp_mpi_side *mpi_side;
 };
 
 struct sp_thread {

@@ -16,4 +16,27 @@ sp_profile *sp_capture_skeleton(const sp_capture *c, const uint64_t *counts, int
 void sp_capture_append_callsites(const sp_profile *p, const sp_capture *c,
                                  const int64_t *row_of, char *msg, size_t len);
 
+/* capture_mpi.c: MPI side data matched to events (regions named MPI_*).
+ * Create, add the records (the capture's and the spill files'), then feed
+ * every event of a thread in recording order to sp_mpi_match_event
+ * (threads may interleave), which returns the event's record or NULL.
+ * Backwards (the streaming writer): count every event first
+ * (sp_mpi_match_count), then per scan rewind and feed the events in
+ * reverse recording order to sp_mpi_match_event_back.  -1: out of memory. */
+typedef struct sp_mpi_match sp_mpi_match;
+sp_mpi_match *sp_mpi_match_new(const sp_capture *c);
+int sp_mpi_match_count(sp_mpi_match *m, int64_t thread, uint32_t region);
+int sp_mpi_match_add_records(sp_mpi_match *m, const sp_capture_mpi *a, size_t na,
+                             const sp_capture_mpi *b, size_t nb);
+size_t sp_mpi_match_records(const sp_mpi_match *m);
+const sp_capture_mpi *sp_mpi_match_event(sp_mpi_match *m, int64_t thread, uint32_t region);
+void sp_mpi_match_rewind(sp_mpi_match *m);
+const sp_capture_mpi *sp_mpi_match_event_back(sp_mpi_match *m, int64_t thread, uint32_t region);
+void sp_mpi_match_free(sp_mpi_match *m);
+/* The MPI columns of p (cells events, all -1), one record stored, and a
+ * record's values by column (all -1 for NULL). */
+int sp_mpi_alloc_columns(sp_profile *p, size_t cells);
+void sp_mpi_store(sp_profile *p, size_t at, const sp_capture_mpi *r);
+void sp_mpi_values(const sp_capture_mpi *r, int64_t out[SP_EXTRA_N]);
+
 #endif /* SCOPEPROF_CAPTURE_INTERNAL_H */

@@ -31,7 +31,26 @@ static sp_capture_chunk chunk_of(const sp_event *events, uint32_t count, int awa
     };
 }
 
-/* Every good events frame of spill file f. */
+/* MPI side data records, kept for the whole conversion (they are few next
+ * to the events: one per recorded MPI call). */
+static int add_mpi(sp_source *s, const void *records, uint32_t n)
+{
+    if (s->num_mpi + n > s->mpi_cap) {
+        size_t cap = s->mpi_cap ? s->mpi_cap : 1024;
+        while (cap < s->num_mpi + n)
+            cap *= 2;
+        sp_capture_mpi *grown = realloc(s->mpi, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        s->mpi = grown;
+        s->mpi_cap = cap;
+    }
+    memcpy(s->mpi + s->num_mpi, records, (size_t)n * sizeof *s->mpi);
+    s->num_mpi += n;
+    return 0;
+}
+
+/* Every good events frame of spill file f, and the MPI frames. */
 static int index_file(sp_source *s, uint16_t f, sp_source_fn fn, void *ctx,
                       char *err, size_t errlen)
 {
@@ -40,6 +59,13 @@ static int index_file(sp_source *s, uint16_t f, sp_source_fn fn, void *ctx,
     const void *payload;
     int rc;
     while ((rc = sp_spill_next(r, &frame, &payload, err, errlen)) == 1) {
+        if (frame.type == SP_SPILL_FRAME_MPI && frame.count && payload) {
+            if (add_mpi(s, payload, frame.count) != 0) {
+                snprintf(err, errlen, "out of memory reading the spill file");
+                return -1;
+            }
+            continue;
+        }
         if (frame.type != SP_SPILL_FRAME_EVENTS || frame.count == 0 || !payload)
             continue;
         int await = (frame.flags & SP_SPILL_FLAG_AWAIT) != 0;
@@ -137,5 +163,6 @@ void sp_source_close(sp_source *s)
     free(s->readers);
     free(s->segments);
     free(s->buf);
+    free(s->mpi);
     memset(s, 0, sizeof *s);
 }

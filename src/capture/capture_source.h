@@ -27,6 +27,8 @@ typedef struct sp_source {
     size_t num_segments, segments_cap;
     unsigned char *buf;  /* the last chunk read from a spill file */
     size_t buf_cap;
+    sp_capture_mpi *mpi; /* MPI side data found in the spill files */
+    size_t num_mpi, mpi_cap;
 } sp_source;
 
 /* Called on every chunk in order while the source is opened (the first

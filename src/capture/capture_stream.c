@@ -79,7 +79,11 @@ struct lane {
 struct window {
     uint64_t first, count;
     int64_t *start, *end, *parent, *thread, *task, *await;
+    int64_t *mpi[SP_EXTRA_N];  /* the MPI columns, when the capture has them */
 };
+
+#define MPI_FIRST SP_EXTRA_MPI_SENT_BYTES
+#define MPI_LAST SP_EXTRA_MPI_RECV_TAG
 
 struct stream {
     const sp_capture *c;
@@ -103,6 +107,7 @@ struct stream {
     struct lane *lanes;
     size_t num_lanes, lanes_cap;
     struct window win;
+    sp_mpi_match *mpi;     /* NULL: no MPI side data */
     char *err;
     size_t errlen;
 };
@@ -175,6 +180,10 @@ static int count_chunk(void *ctx, const sp_capture_chunk *ch)
         }
         st->counts[e->region]++;
         st->has_tasks |= e->task >= 0;
+        if (st->mpi && sp_mpi_match_count(st->mpi, ch->thread, e->region) != 0) {
+            snprintf(st->err, st->errlen, "out of memory");
+            return -1;
+        }
         int64_t id = lane_of_event(st, ch->thread, e->task);
         if (!lane || id != lane_id) {
             lane_id = id;
@@ -311,6 +320,16 @@ static int visit(struct stream *st, const sp_capture_chunk *ch, size_t i, struct
             w->await[j] = ch->await_ns ? ch->await_ns[i] : 0;
         }
     }
+    if (st->mpi) {
+        /* every event of the group, in or out of the window: the count down */
+        const sp_capture_mpi *r = sp_mpi_match_event_back(st->mpi, ch->thread, e->region);
+        if (pos - w->first < w->count) {
+            int64_t values[SP_EXTRA_N];
+            sp_mpi_values(r, values);
+            for (int c = MPI_FIRST; c <= MPI_LAST; c++)
+                w->mpi[c][pos - w->first] = values[c];
+        }
+    }
     if (st->first_scan)
         st->row_total[row] = (int64_t)((uint64_t)st->row_total[row] +
                                        (uint64_t)duration(e->start, e->end));
@@ -345,6 +364,7 @@ static int scan(struct stream *st)
         }
     for (size_t l = 0; l < st->num_lanes; l++)
         st->lanes[l].depth = st->lanes[l].run_len = 0;
+    sp_mpi_match_rewind(st->mpi);
     struct lane *lane = NULL;
     int64_t lane_id = 0;
     for (size_t k = st->source.num_segments; k-- > 0;) {
@@ -442,6 +462,9 @@ static int write_window(struct stream *st, struct writer *wr)
         put(wr, w, SP_EV_THREAD, w->thread) < 0 || put(wr, w, SP_EV_TASK, w->task) < 0 ||
         put(wr, w, SP_EV_AWAIT, w->await) < 0)
         return -1;
+    for (int c = MPI_FIRST; c <= MPI_LAST; c++)
+        if (w->mpi[c] && put(wr, w, SP_EV_EXTRA + c, w->mpi[c]) < 0)
+            return -1;
     /* the next window starts in the row holding this window's last event */
     while (wr->row + 1 < st->skel->num_rows &&
            st->skel->rows[wr->row + 1].offset <= w->first + w->count)
@@ -488,6 +511,8 @@ static int alloc_window(struct stream *st, uint64_t events)
         ok &= (w->task = malloc(cells * sizeof *w->task)) != NULL;
         ok &= (w->await = malloc(cells * sizeof *w->await)) != NULL;
     }
+    for (int c = MPI_FIRST; st->mpi && c <= MPI_LAST; c++)
+        ok &= (w->mpi[c] = malloc(cells * sizeof *w->mpi[c])) != NULL;
     return ok ? 0 : -1;
 }
 
@@ -499,6 +524,8 @@ static void free_window(struct window *w)
     free(w->thread);
     free(w->task);
     free(w->await);
+    for (int c = 0; c < SP_EXTRA_N; c++)
+        free(w->mpi[c]);
     memset(w, 0, sizeof *w);
 }
 
@@ -506,7 +533,8 @@ static void free_window(struct window *w)
  * whole dataset chunks. */
 static uint64_t window_events(const struct stream *st, uint64_t budget)
 {
-    uint64_t per_event = 8 * (3 + (st->c->track_threads ? 1 : 0) + (st->has_tasks ? 2 : 0));
+    uint64_t per_event = 8 * (3 + (st->c->track_threads ? 1 : 0) + (st->has_tasks ? 2 : 0) +
+                              (st->mpi ? MPI_LAST - MPI_FIRST + 1 : 0));
     if (budget < SP_STREAM_MIN_BUDGET)
         budget = SP_STREAM_MIN_BUDGET;
     uint64_t w = budget / per_event / SP_H5_EVENT_CHUNK * SP_H5_EVENT_CHUNK;
@@ -584,7 +612,10 @@ static int write_file(struct stream *st, uint64_t window, char *warning, size_t 
     layout.has_call_ids = layout.has_parent_ids = st->nested;
     layout.has_thread_ids = c->track_threads != 0;
     layout.has_task_ids = layout.has_await = st->has_tasks;
-    int columns = 2 + 2 * st->nested + layout.has_thread_ids + 2 * st->has_tasks;
+    for (int k = MPI_FIRST; st->mpi && k <= MPI_LAST; k++)
+        layout.has_extra[k] = 1;
+    int columns = 2 + 2 * st->nested + layout.has_thread_ids + 2 * st->has_tasks +
+                  (st->mpi ? MPI_LAST - MPI_FIRST + 1 : 0);
     if (sp_h5_publish_reserve(&pub, bound_bytes(p, columns), st->err, st->errlen) != 0) {
         sp_h5_publish_abort(&pub);
         goto out;
@@ -651,6 +682,7 @@ static void stream_free(struct stream *st)
     }
     free(st->lanes);
     sp_lane_map_free(&st->map);
+    sp_mpi_match_free(st->mpi);
 }
 
 int sp_capture_write_stream(const sp_capture *c, uint64_t window, uint64_t *events_out,
@@ -673,8 +705,22 @@ int sp_capture_write_stream(const sp_capture *c, uint64_t window, uint64_t *even
         snprintf(err, errlen, "out of memory");
         goto out;
     }
+    /* MPI side data: every MPI event counted on the first pass, the records
+     * (in memory and in the spill files) known after it. */
+    if (!(st.mpi = sp_mpi_match_new(c))) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
     if (sp_source_open(&st.source, c, count_chunk, &st, err, errlen) != 0)
         goto out;
+    if (c->num_mpi + st.source.num_mpi == 0) {
+        sp_mpi_match_free(st.mpi);
+        st.mpi = NULL;
+    } else if (sp_mpi_match_add_records(st.mpi, c->mpi, c->num_mpi, st.source.mpi,
+                                        st.source.num_mpi) != 0) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
     if (st.out_of_order && st.nested) {
         rc = 1; /* the in-memory path sorts them */
         goto out;

@@ -249,6 +249,7 @@ struct pass {
     int has_tasks;
     const int64_t *row_of;  /* scatter pass */
     uint64_t *fill;
+    sp_mpi_match *mpi;      /* NULL: no MPI side data */
     char *err;
     size_t errlen;
 };
@@ -295,6 +296,9 @@ static int scatter_chunk(struct pass *pass, const sp_capture_chunk *ch)
             p->task_ids[at] = e->task;
             p->await_ns[at] = ch->await_ns ? ch->await_ns[i] : 0;
         }
+        const sp_capture_mpi *m = sp_mpi_match_event(pass->mpi, ch->thread, e->region);
+        if (m)
+            sp_mpi_store(p, at, m);
     }
     return 0;
 }
@@ -388,6 +392,10 @@ sp_profile *sp_capture_to_profile(const sp_capture *c, char *warning, size_t war
                       !(p->await_ns = calloc(cells, sizeof *p->await_ns))))
         goto oom;
 
+    if (c->num_mpi + source.num_mpi &&
+        (sp_mpi_alloc_columns(p, p->num_events) != 0 || !(pass.mpi = sp_mpi_match_new(c)) ||
+         sp_mpi_match_add_records(pass.mpi, c->mpi, c->num_mpi, source.mpi, source.num_mpi) != 0))
+        goto oom;
     fill = calloc(p->num_rows ? p->num_rows : 1, sizeof *fill);
     if (!fill)
         goto oom;
@@ -406,6 +414,7 @@ sp_profile *sp_capture_to_profile(const sp_capture *c, char *warning, size_t war
     if (add_call_tree(p, c, row_of, has_tasks, warning, warnlen) != 0)
         goto oom;
     sp_source_close(&source);
+    sp_mpi_match_free(pass.mpi);
     free(counts);
     free(row_of);
     free(fill);
@@ -415,6 +424,7 @@ oom:
 fail:
     if (opened != -2)
         sp_source_close(&source);
+    sp_mpi_match_free(pass.mpi);
     free(counts);
     free(row_of);
     free(fill);

@@ -104,6 +104,8 @@ static int frame_shape_ok(const sp_spill_frame *h)
         uint64_t per = sizeof(sp_event) + (h->flags & SP_SPILL_FLAG_AWAIT ? sizeof(int64_t) : 0);
         return (uint64_t)h->count * per == h->length;
     }
+    case SP_SPILL_FRAME_MPI:
+        return (uint64_t)h->count * sizeof(sp_capture_mpi) == h->length;
     default:
         return 0;
     }

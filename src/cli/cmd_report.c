@@ -11,6 +11,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "report_mpi_print.h"
 #include "scopeprof/analysis.h"
 #include "scopeprof/export.h"
 #include "scopeprof/h5.h"
@@ -30,6 +31,7 @@ static const char report_help[] =
     "      --flat           the flat profile\n"
     "      --threads        the thread and task tables\n"
     "      --ranks-table    per-region statistics over ranks\n"
+    "      --mpi            MPI: time, waits, bytes, message sizes, traffic\n"
     "\n"
     "options:\n"
     "      --lanes          one call tree per rank and lane instead of one merged\n"
@@ -397,7 +399,7 @@ static void print_threads(const printer *p, const sp_report *r)
 
 #define CROSS_NAME_W 26
 
-static void print_cross(const printer *p, const sp_report *r)
+static void print_cross(const printer *p, const sp_report *r, const sp_report_mpi *mpi)
 {
     section(p, "Across %zu ranks (a rank without calls of a region counts as 0)", r->num_ranks);
     fprintf(p->out, "%s%-*s %-9s", dim(p), CROSS_NAME_W, "region", "");
@@ -419,6 +421,8 @@ static void print_cross(const printer *p, const sp_report *r)
         cell(p, buf, 8);
         snprintf(buf, sizeof buf, "rank %u", c->slowest_rank);
         cell(p, buf, 7);
+        /* An MPI collective's longest time is its most waiting rank. */
+        cli_print_mpi_cross_note(p->out, mpi, c->region);
         fprintf(p->out, "\n%-*s %-9s", CROSS_NAME_W, "", "exclusive");
         time_cell(p, c->exclusive_min, 8);
         time_cell(p, c->exclusive_mean < 0 ? -1 : (int64_t)(c->exclusive_mean + 0.5), 8);
@@ -469,7 +473,7 @@ static void warn_rank(const sp_report_warning *w, const sp_profile *profile, cha
                 file ? file : "", file ? ": " : "", msg);
 }
 
-enum { SHOW_TREE = 1, SHOW_FLAT = 2, SHOW_THREADS = 4, SHOW_RANKS = 8 };
+enum { SHOW_TREE = 1, SHOW_FLAT = 2, SHOW_THREADS = 4, SHOW_RANKS = 8, SHOW_MPI = 16 };
 
 int cmd_report(int argc, char **argv)
 {
@@ -484,6 +488,9 @@ int cmd_report(int argc, char **argv)
     sp_profile *profile = NULL;
     sp_report report;
     memset(&report, 0, sizeof report);
+    sp_report_mpi mpi;
+    memset(&mpi, 0, sizeof mpi);
+    int has_mpi = 0;
     if (!files) {
         status = cli_file_error(CMD, NULL, "out of memory");
         goto out;
@@ -513,6 +520,8 @@ int cmd_report(int argc, char **argv)
             show |= SHOW_THREADS;
         } else if (cli_flag(argv, &i, "--ranks-table", NULL)) {
             show |= SHOW_RANKS;
+        } else if (cli_flag(argv, &i, "--mpi", NULL)) {
+            show |= SHOW_MPI;
         } else if ((r = cli_option_value(CMD, argc, argv, &i, "--depth", NULL, &v))) {
             if (r < 0)
                 goto out;
@@ -559,7 +568,7 @@ int cmd_report(int argc, char **argv)
         goto out;
     }
     if (show == 0)
-        show = SHOW_TREE | SHOW_FLAT | SHOW_THREADS | SHOW_RANKS;
+        show = SHOW_TREE | SHOW_FLAT | SHOW_THREADS | SHOW_RANKS | SHOW_MPI;
 
     /* A missing file gets the system's own words, before any reader runs. */
     for (size_t k = 0; k < num_files; k++)
@@ -575,6 +584,10 @@ int cmd_report(int argc, char **argv)
     }
     if (sp_report_build(profile, &opt, &report, err, sizeof err) != 0) {
         status = cli_file_error(CMD, NULL, "%s", err);
+        goto out;
+    }
+    if ((has_mpi = sp_report_mpi_build(&report, &mpi)) < 0) {
+        status = cli_file_error(CMD, NULL, "out of memory");
         goto out;
     }
     for (size_t k = 0; k < report.num_warnings; k++)
@@ -607,13 +620,19 @@ int cmd_report(int argc, char **argv)
         fprintf(stdout, "\n(no thread or task table in %s)\n",
                 num_files == 1 ? files[0] : "these files");
     if ((show & SHOW_RANKS) && report.num_ranks > 1)
-        print_cross(&p, &report);
+        print_cross(&p, &report, has_mpi ? &mpi : NULL);
     else if (show == SHOW_RANKS)
         fprintf(stdout, "\n(one rank selected: no cross-rank statistics)\n");
+    if ((show & SHOW_MPI) && has_mpi)
+        cli_print_mpi(stdout, p.color, &report, &mpi);
+    else if (show == SHOW_MPI)
+        fprintf(stdout, "\n(no MPI calls recorded in %s)\n",
+                num_files == 1 ? files[0] : "these files");
     status = fflush(stdout) == 0
                  ? 0
                  : cli_file_error(CMD, NULL, "cannot write the report: %s", strerror(errno));
 out:
+    sp_report_mpi_free(&mpi);
     sp_report_free(&report);
     if (profile)
         sp_profile_free(profile);

@@ -1,7 +1,10 @@
 /* export_chrome.c - Chrome Trace Event format (spec §7.3), for Perfetto and
  * chrome://tracing: pid = rank, one tid per lane, complete ("X") events in
- * microseconds after the run origin. */
+ * microseconds after the run origin; MPI point-to-point messages as flow
+ * events ("s" at the send, "f" at the receive, mpi_flows.h). */
 #include <stdlib.h>
+
+#include "mpi_flows.h"
 
 #include "scopeprof/export.h"
 #include "scopeprof_config.h"
@@ -63,8 +66,52 @@ static size_t tid_of(const int64_t *ordered, size_t n, int64_t lane)
     return lo;
 }
 
+/* The MPI columns of event e that apply, as args. */
+static void mpi_args(sp_json *j, const sp_profile *profile, uint64_t e)
+{
+    for (int c = SP_EXTRA_MPI_SENT_BYTES; c <= SP_EXTRA_MPI_RECV_TAG; c++)
+        if (profile->extra[c] && profile->extra[c][e] >= 0) {
+            sp_json_key(j, sp_event_extra_names[c]);
+            sp_json_int(j, profile->extra[c][e]);
+        }
+}
+
+/* The flow events of call i (event e): bound to the call's slice. */
+static void flow_events(sp_json *j, const sp_mpi_flows *flows, uint64_t e, uint32_t rank,
+                        size_t tid, int64_t start, int64_t end, int64_t origin)
+{
+    size_t n = 0;
+    const sp_mpi_flow_end *f = flows ? sp_mpi_flows_at(flows, e, &n) : NULL;
+    for (size_t k = 0; k < n; k++) {
+        sp_json_newline(j);
+        sp_json_begin_object(j);
+        sp_json_key(j, "name");
+        sp_json_string(j, "MPI message");
+        sp_json_key(j, "cat");
+        sp_json_string(j, "mpi");
+        sp_json_key(j, "ph");
+        sp_json_string(j, f[k].send ? "s" : "f");
+        if (!f[k].send) {
+            /* "e": the enclosing slice, the receive, not the next one. */
+            sp_json_key(j, "bp");
+            sp_json_string(j, "e");
+        }
+        sp_json_key(j, "id");
+        sp_json_uint(j, f[k].id);
+        sp_json_key(j, "ts");
+        /* Inside the slice: its start for the send, its last ns for the receive. */
+        sp_json_fixed(j, (f[k].send || end <= start ? start : end - 1) - origin, 3);
+        sp_json_key(j, "pid");
+        sp_json_uint(j, rank);
+        sp_json_key(j, "tid");
+        sp_json_uint(j, tid);
+        sp_json_end_object(j);
+    }
+}
+
 static int write_rank(sp_json *j, const sp_profile *profile, const sp_rank_data *data,
-                      int64_t origin, uint64_t *events, char *err, size_t errlen)
+                      int64_t origin, const sp_mpi_flows *flows, uint64_t *events, char *err,
+                      size_t errlen)
 {
     const sp_calls *c = &data->calls;
     sp_lane_walk walk;
@@ -100,8 +147,9 @@ static int write_rank(sp_json *j, const sp_profile *profile, const sp_rank_data 
         sp_json_fixed(j, c->end[i] - c->start[i], 3);
         sp_json_key(j, "pid");
         sp_json_uint(j, data->rank);
+        size_t tid = c->lane ? tid_of(walk.lanes, walk.num_lanes, c->lane[i]) : 0;
         sp_json_key(j, "tid");
-        sp_json_uint(j, c->lane ? tid_of(walk.lanes, walk.num_lanes, c->lane[i]) : 0);
+        sp_json_uint(j, tid);
         sp_json_key(j, "args");
         sp_json_begin_object(j);
         sp_json_key(j, "rank");
@@ -122,6 +170,7 @@ static int write_rank(sp_json *j, const sp_profile *profile, const sp_rank_data 
             sp_json_key(j, "await_ns");
             sp_json_int(j, profile->await_ns[e]);
         }
+        mpi_args(j, profile, e);
         if (row && row->source_file && row->source_file[0]) {
             sp_json_key(j, "source_file");
             sp_json_string(j, row->source_file);
@@ -132,10 +181,39 @@ static int write_rank(sp_json *j, const sp_profile *profile, const sp_rank_data 
         }
         sp_json_end_object(j);
         sp_json_end_object(j);
+        flow_events(j, flows, e, data->rank, tid, c->start[i], c->end[i], origin);
     }
     *events += c->n;
     sp_lane_walk_free(&walk);
     return 0;
+}
+
+/* Messages between the calls the export keeps (selected ranks, filters). */
+static int build_flows(const sp_profile *profile, const sp_selection *sel, const uint32_t *ranks,
+                       long num_ranks, sp_mpi_flows *flows, char *err, size_t errlen)
+{
+    unsigned char *kept = calloc(profile->num_events ? profile->num_events : 1, 1);
+    if (!kept) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = 0;
+    for (long k = 0; k < num_ranks && rc == 0; k++) {
+        sp_rank_data data;
+        if (sp_rank_data_load(profile, ranks[k], sel, &data, err, errlen) < 0) {
+            rc = -1;
+            break;
+        }
+        for (size_t i = 0; i < data.calls.n; i++)
+            kept[data.event[i]] = 1;
+        sp_rank_data_free(&data);
+    }
+    if (rc == 0 && sp_mpi_flows_build(profile, kept, flows) != 0) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    free(kept);
+    return rc;
 }
 
 int sp_export_chrome(FILE *out, const sp_profile *profile, const sp_export_options *options,
@@ -149,6 +227,12 @@ int sp_export_chrome(FILE *out, const sp_profile *profile, const sp_export_optio
         return -1;
     }
     int64_t origin = sp_profile_origin_ns(profile);
+    sp_mpi_flows flows = {0};
+    if (profile->extra[SP_EXTRA_MPI_COMM] &&
+        build_flows(profile, sel, ranks, num_ranks, &flows, err, errlen) != 0) {
+        free(ranks);
+        return -1;
+    }
     sp_json j;
     sp_json_init(&j, out);
     sp_json_begin_object(&j);
@@ -174,13 +258,14 @@ int sp_export_chrome(FILE *out, const sp_profile *profile, const sp_export_optio
             break;
         }
         if (data.calls.n)
-            rc = write_rank(&j, profile, &data, origin, &events, err, errlen);
+            rc = write_rank(&j, profile, &data, origin, &flows, &events, err, errlen);
         sp_rank_data_free(&data);
     }
     sp_json_end_array(&j);
     sp_json_end_object(&j);
     fputc('\n', out);
     free(ranks);
+    sp_mpi_flows_free(&flows);
     if (rc == 0 && events == 0) {
         snprintf(err, errlen, "%s: no calls recorded for the selected ranks and filters",
                  profile->path ? profile->path : "profile");

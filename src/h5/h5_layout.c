@@ -30,10 +30,15 @@ static const struct column agg_cols[AG_N] = {
     {"aggregate_maximums", K_I64}, {"aggregate_exclusives", K_I64},
 };
 
-static const char *const event_names[SP_EV_N] = {
+static const char *const fixed_event_names[SP_EV_EXTRA] = {
     "start_deltas", "durations", "gpu_durations", "call_ids", "parent_ids",
     "thread_ids", "task_ids", "await_ns",
 };
+
+static const char *event_name(int c)
+{
+    return c < SP_EV_EXTRA ? fixed_event_names[c] : sp_event_extra_names[c - SP_EV_EXTRA];
+}
 
 enum { TH_RANK, TH_INDEX, TH_IDENT, TH_NATIVE, TH_DAEMON, TH_START, TH_END, TH_CPU,
        TH_NAME, TH_N };
@@ -79,6 +84,8 @@ void sp_h5_layout_add(sp_h5_layout *layout, const sp_profile *profile)
     layout->has_thread_ids |= profile->thread_ids != NULL;
     layout->has_task_ids |= profile->task_ids != NULL;
     layout->has_await |= profile->await_ns != NULL;
+    for (int c = 0; c < SP_EXTRA_N; c++)
+        layout->has_extra[c] |= profile->extra[c] != NULL;
     if (profile->has_thread_table) {
         layout->has_thread_table = 1;
         layout->num_threads += profile->num_threads;
@@ -167,6 +174,8 @@ static int create_events(sp_h5_sink *sink)
     const sp_h5_layout *l = &sink->layout;
     int present[SP_EV_N] = {1, 1, l->has_gpu, l->has_call_ids, l->has_parent_ids,
                          l->has_thread_ids, l->has_task_ids, l->has_await};
+    for (int c = 0; c < SP_EXTRA_N; c++)
+        present[SP_EV_EXTRA + c] = l->has_extra[c];
     int compress = l->num_events >= SP_COMPRESS_MIN_EVENTS;
     hid_t g = sp_h5_create_group(sink->file, "events");
     if (g < 0)
@@ -175,7 +184,7 @@ static int create_events(sp_h5_sink *sink)
     for (size_t i = 0; i < SP_EV_N && rc == 0; i++) {
         if (!present[i])
             continue;
-        sink->events[i] = sp_h5_create_column(g, event_names[i], H5T_STD_I64LE,
+        sink->events[i] = sp_h5_create_column(g, event_name((int)i), H5T_STD_I64LE,
                                               l->num_events, compress);
         if (sink->events[i] < 0)
             rc = -1;
@@ -340,10 +349,16 @@ static int put_index_rows(sp_h5_sink *sink, const sp_profile *profile,
 /* Event column c of the profile's rows, packed row after row. */
 static void fill_event_column(const sp_profile *profile, int c, int64_t *out)
 {
-    static const int64_t missing[SP_EV_N] = {0, 0, -1, -1, -1, -1, -1, 0};
-    const int64_t *src[SP_EV_N] = {NULL, NULL, profile->gpu, profile->call_ids,
+    static const int64_t fixed_missing[SP_EV_EXTRA] = {0, 0, -1, -1, -1, -1, -1, 0};
+    const int64_t *fixed_src[SP_EV_EXTRA] = {NULL, NULL, profile->gpu, profile->call_ids,
                                 profile->parent_ids, profile->thread_ids,
                                 profile->task_ids, profile->await_ns};
+    const int64_t *src[SP_EV_N];
+    int64_t missing[SP_EV_N];
+    for (int i = 0; i < SP_EV_N; i++) {
+        src[i] = i < SP_EV_EXTRA ? fixed_src[i] : profile->extra[i - SP_EV_EXTRA];
+        missing[i] = i < SP_EV_EXTRA ? fixed_missing[i] : -1;
+    }
     size_t k = 0;
     for (size_t i = 0; i < profile->num_rows; i++) {
         const sp_row *r = &profile->rows[i];

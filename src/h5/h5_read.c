@@ -305,6 +305,9 @@ static int read_events(hid_t file, sp_profile *profile, int have_stats, sp_probl
                        (void **)&profile->task_ids);
     sp_h5_table_column(file, p, g, "await_ns", H5T_NATIVE_INT64, n, first, 0,
                        (void **)&profile->await_ns);
+    for (int c = 0; c < SP_EXTRA_N; c++)
+        sp_h5_table_column(file, p, g, sp_event_extra_names[c], H5T_NATIVE_INT64, n, first, 0,
+                           (void **)&profile->extra[c]);
     if (p->count > before)
         return -1;
     profile->num_events = (size_t)n;

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include "scopeprof/profile.h"
 
-#define SP_CAPTURE_ABI 3
+#define SP_CAPTURE_ABI 4
 
 /* One completed call: 24 bytes. */
 typedef struct sp_event {
@@ -56,6 +56,23 @@ typedef struct sp_capture_region {
     size_t num_frames;
 } sp_capture_region;
 
+/* Side data of one recorded MPI call (issue 14): which event it belongs to
+ * is (thread, region, ordinal), ordinal = 1 for the first event of that
+ * region kept on that thread, in recording order.  Values -1 where they do
+ * not apply; see docs/mpi.md. */
+typedef struct sp_capture_mpi {
+    int64_t thread;            /* dense thread index */
+    uint32_t region;
+    uint32_t reserved;
+    uint64_t ordinal;
+    int64_t sent_bytes, recv_bytes;
+    int64_t peer;              /* rank in MPI_COMM_WORLD */
+    int64_t tag;
+    int64_t comm;              /* communicator id, equal on every member rank */
+    int64_t source;            /* world rank a received message came from */
+    int64_t recv_tag;          /* its tag */
+} sp_capture_mpi;
+
 typedef struct sp_capture {
     int abi;                   /* SP_CAPTURE_ABI */
     const char *path;          /* final output path */
@@ -85,6 +102,10 @@ typedef struct sp_capture {
     /* SCOPE_PROFILER_MAX_MEMORY: with spill files, the writer's event
      * windows take about this much (at least 32 MiB; 0: 32 MiB). */
     uint64_t max_memory;
+
+    /* MPI side data of recorded calls, per thread in recording order. */
+    size_t num_mpi;
+    const sp_capture_mpi *mpi;
 } sp_capture;
 
 /* capture_to_profile.c: the capture as a one-rank profile - events grouped

@@ -6,6 +6,11 @@
 
 #include "scopeprof/profile.h"
 
+const char *const sp_event_extra_names[SP_EXTRA_N] = {
+    "mpi_sent_bytes", "mpi_recv_bytes", "mpi_peer", "mpi_tag", "mpi_comm",
+    "mpi_source", "mpi_recv_tag",
+};
+
 sp_profile *sp_profile_new(void)
 {
     sp_profile *profile = calloc(1, sizeof *profile);
@@ -49,6 +54,8 @@ void sp_profile_free(sp_profile *profile)
     free(profile->thread_ids);
     free(profile->task_ids);
     free(profile->await_ns);
+    for (int c = 0; c < SP_EXTRA_N; c++)
+        free(profile->extra[c]);
     for (size_t i = 0; i < profile->num_threads; i++)
         free(profile->threads[i].name);
     free(profile->threads);

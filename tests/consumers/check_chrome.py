@@ -19,6 +19,7 @@ for name, h5, truth in inputs(d):
         fail("metadata.exporter")
     names = {}
     xs = []
+    flows = {}
     for ev in doc["traceEvents"]:
         ph = ev.get("ph")
         for field in ("name", "ph", "pid", "tid"):
@@ -41,12 +42,26 @@ for name, h5, truth in inputs(d):
             if not isinstance(ev["ts"], (int, float)) or ev["dur"] < 0:
                 fail(f"bad ts/dur {ev}")
             xs.append(ev)
+        elif ph in ("s", "f"):
+            # MPI message lines: an id, bound to the enclosing slice
+            if not isinstance(ev.get("id"), int) or ev.get("cat") != "mpi" or \
+                    (ph == "f" and ev.get("bp") != "e"):
+                fail(f"bad flow event {ev}")
+            flows.setdefault(ev["id"], []).append(ev)
         else:
             fail(f"unexpected phase {ph}")
     # Every X event's process and thread are named.
     for ev in xs:
         if ("process_name", ev["pid"], 0) not in names or ("thread_name", ev["pid"], ev["tid"]) not in names:
             fail(f"X event on an unnamed pid/tid: {ev}")
+    # Each flow has one start and one finish, each inside an X event of its track.
+    for fid, ends in flows.items():
+        if sorted(e["ph"] for e in ends) != ["f", "s"]:
+            fail(f"flow {fid} has ends {ends}")
+        for e in ends:
+            if not any(x["pid"] == e["pid"] and x["tid"] == e["tid"] and
+                       x["ts"] <= e["ts"] <= x["ts"] + x["dur"] for x in xs):
+                fail(f"flow end {e} is inside no slice of its track")
     threads = lane_names(truth)
     # One track (pid = rank, tid) per lane that has calls, named after the lane.
     tracks = {(e["pid"], e["tid"]) for e in xs}

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "mpi_abi.h"
 #include "mpi_launcher.h"
 #include "mpi_library.h"
 #include "mpi_lifecycle.h"
@@ -92,6 +93,7 @@ static int bind_library(const void *anchor, int check_initialized)
     if (confirm_rank() != 0)
         return -1;
     record_library(family);
+    sp_mpi_abi_bind();
     atomic_store(&library_ready, 1);
     return 0;
 }
@@ -153,6 +155,8 @@ void sp_mpi_before_finalize(const void *real_finalize)
     }
     if (atomic_load(&library_ready))
         sync_point("mpi_sync_finalize_ns");
+    /* From here on the call wrappers no longer ask MPI about arguments. */
+    sp_mpi_abi_finalized();
 }
 
 void sp_mpi_after_finalize(int rc)

@@ -176,6 +176,11 @@ int sp_mpi_library_version(char *buf, int len)
     return 0;
 }
 
+void *sp_mpi_lookup(const char *name) { return lookup(name); }
+void *sp_mpi_lookup_data(const char *name) { return lookup_data(name); }
+enum sp_mpi_family sp_mpi_family(void) { return lib.family; }
+void *sp_mpi_ompi_comm_world(void) { return lib.ompi_comm_world; }
+
 int sp_mpi_is_initialized(void)
 {
     int flag = 0;

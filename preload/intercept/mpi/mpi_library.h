@@ -37,4 +37,12 @@ int sp_mpi_library_version(char *buf, int len);
 /* 1 when MPI_Init has completed (whoever called it), else 0. */
 int sp_mpi_is_initialized(void);
 
+/* The family bound by sp_mpi_library_bind (UNKNOWN before). */
+enum sp_mpi_family sp_mpi_family(void);
+/* A function of the library (PMPI_ name preferred), a data symbol of it,
+ * and Open MPI's &ompi_mpi_comm_world; NULL when missing. */
+void *sp_mpi_lookup(const char *name);
+void *sp_mpi_lookup_data(const char *name);
+void *sp_mpi_ompi_comm_world(void);
+
 #endif /* SCOPEPROF_MPI_LIBRARY_H */
