@@ -38,6 +38,14 @@ static int put_events(sp_spill_file *f, const sp_capture *cap)
                                     await ? chunk->count * sizeof(int64_t) : 0, NULL, 0) != 0)
             return -1;
     }
+    /* The MPI side data of the calls still in memory (docs/mpi.md); what
+     * was spilled before carries its own frames.  Records name their thread. */
+    for (size_t k = 0; k < cap->num_mpi; k += SP_CHUNK_EVENTS) {
+        size_t n = cap->num_mpi - k < SP_CHUNK_EVENTS ? cap->num_mpi - k : SP_CHUNK_EVENTS;
+        if (sp_spill_handover_frame(f, SP_SPILL_FRAME_MPI, 0, (uint32_t)n, cap->mpi[k].thread,
+                                    cap->mpi + k, n * sizeof *cap->mpi, NULL, 0, NULL, 0) != 0)
+            return -1;
+    }
     return 0;
 }
 
