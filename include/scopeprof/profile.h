@@ -114,6 +114,12 @@ typedef struct sp_profile {
     sp_meta *meta;
 
     uint32_t num_ranks;   /* max(mpi_size, max rank + 1), 0 without rows */
+
+    /* The call a call was forked from, on another lane (an OpenMP worker's
+     * implicit task -> the encountering thread's "omp parallel" call; a
+     * pthread's root calls -> the call open at pthread_create); -1 none.
+     * NULL when absent (docs/tasks.md). */
+    int64_t *fork_parent_ids;
 } sp_profile;
 
 /* Allocation helpers: every function returns 0 on success, -1 on failure

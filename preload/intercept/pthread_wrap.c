@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "openmp/omp_fork.h"
+#include "record/forks.h"
 #include "record/recorder.h"
 
 struct start_args {
@@ -47,6 +49,14 @@ SP_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
         pthread_attr_getdetachstate(attr, &state);
     a->record = sp_thread_new(state == PTHREAD_CREATE_DETACHED);
     struct sp_thread *record = a->record;
+    /* The creating thread's innermost open call: the new thread's root
+     * calls hang under it in merged views (record/forks.h). */
+    struct sp_profiler *profiler = sp_current_profiler();
+    sp_fork_edge edge;
+    /* A runtime's worker started inside "omp parallel" is linked by the
+     * region's own edges, per implicit task. */
+    int forked = record && sp_fork_open_parent(profiler, &edge) == 0 &&
+                 !sp_omp_is_fork_region(profiler, edge.parent_region);
     int rc = real(thread, attr, thread_start, a);
     if (rc != 0) {
         free(a);
@@ -58,6 +68,12 @@ SP_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
         pthread_mutex_lock(&sp_threads_lock);
         record->ident = (uint64_t)*thread;
         pthread_mutex_unlock(&sp_threads_lock);
+        if (forked) {
+            edge.child_thread = record->index;
+            edge.child_ordinal = -1;
+            edge.child_region = 0;
+            sp_fork_add(profiler, &edge);
+        }
     }
     return rc;
 }

@@ -16,6 +16,7 @@
 #include "lifecycle.h"
 #include "scopeprof_config.h"
 #include "spill.h"
+#include "record/forks.h"
 
 /* ---- collecting a capture ------------------------------------------------ */
 
@@ -354,6 +355,8 @@ int sp_profiler_write(struct sp_profiler *p, int final, const char *why)
     sp_write_capture_fn write_capture = sp_writer_load(err, sizeof err);
     if (!write_capture)
         goto done;
+    size_t num_forks = 0;
+    sp_fork_edge *forks = sp_cfg.track_threads ? sp_forks_snapshot(p, &num_forks) : NULL;
     sp_capture cap = {
         .abi = SP_CAPTURE_ABI,
         .path = path,
@@ -374,8 +377,11 @@ int sp_profiler_write(struct sp_profiler *p, int final, const char *why)
         .num_meta = c.num_meta,
         .meta = c.meta,
         .max_memory = sp_cfg.max_memory,
+        .num_fork_edges = num_forks,
+        .fork_edges = forks,
     };
     rc = write_capture(&cap, err, sizeof err);
+    free(forks);
     if (rc == 0)
         sp_debug("wrote %s (%llu calls, %s)", path, (unsigned long long)c.events, why);
 

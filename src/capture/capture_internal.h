@@ -16,4 +16,9 @@ sp_profile *sp_capture_skeleton(const sp_capture *c, const uint64_t *counts, int
 void sp_capture_append_callsites(const sp_profile *p, const sp_capture *c,
                                  const int64_t *row_of, char *msg, size_t len);
 
+/* capture_forks.c: p->fork_parent_ids from the capture's fork edges, once
+ * call_ids are known (left NULL when no edge names a kept call).  -1 when
+ * out of memory. */
+int sp_capture_add_forks(sp_profile *p, const sp_capture *c, const int64_t *row_of);
+
 #endif /* SCOPEPROF_CAPTURE_INTERNAL_H */

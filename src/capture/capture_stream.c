@@ -675,7 +675,9 @@ int sp_capture_write_stream(const sp_capture *c, uint64_t window, uint64_t *even
     }
     if (sp_source_open(&st.source, c, count_chunk, &st, err, errlen) != 0)
         goto out;
-    if (st.out_of_order && st.nested) {
+    /* Fork edges name calls the streaming writer has not kept (their ids
+     * are known only once written): the in-memory path resolves them. */
+    if ((st.out_of_order && st.nested) || c->num_fork_edges) {
         rc = 1; /* the in-memory path sorts them */
         goto out;
     }

@@ -403,7 +403,8 @@ sp_profile *sp_capture_to_profile(const sp_capture *c, char *warning, size_t war
     /* Summary statistics are left to the writer, which computes them from
      * the events of every profile it writes (h5_layout.c). */
 
-    if (add_call_tree(p, c, row_of, has_tasks, warning, warnlen) != 0)
+    if (add_call_tree(p, c, row_of, has_tasks, warning, warnlen) != 0 ||
+        sp_capture_add_forks(p, c, row_of) != 0)
         goto oom;
     sp_source_close(&source);
     free(counts);

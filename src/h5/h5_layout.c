@@ -32,7 +32,7 @@ static const struct column agg_cols[AG_N] = {
 
 static const char *const event_names[SP_EV_N] = {
     "start_deltas", "durations", "gpu_durations", "call_ids", "parent_ids",
-    "thread_ids", "task_ids", "await_ns",
+    "thread_ids", "task_ids", "await_ns", "fork_parent_ids",
 };
 
 enum { TH_RANK, TH_INDEX, TH_IDENT, TH_NATIVE, TH_DAEMON, TH_START, TH_END, TH_CPU,
@@ -79,6 +79,7 @@ void sp_h5_layout_add(sp_h5_layout *layout, const sp_profile *profile)
     layout->has_thread_ids |= profile->thread_ids != NULL;
     layout->has_task_ids |= profile->task_ids != NULL;
     layout->has_await |= profile->await_ns != NULL;
+    layout->has_fork |= profile->fork_parent_ids != NULL;
     if (profile->has_thread_table) {
         layout->has_thread_table = 1;
         layout->num_threads += profile->num_threads;
@@ -166,7 +167,7 @@ static int create_events(sp_h5_sink *sink)
 {
     const sp_h5_layout *l = &sink->layout;
     int present[SP_EV_N] = {1, 1, l->has_gpu, l->has_call_ids, l->has_parent_ids,
-                         l->has_thread_ids, l->has_task_ids, l->has_await};
+                         l->has_thread_ids, l->has_task_ids, l->has_await, l->has_fork};
     int compress = l->num_events >= SP_COMPRESS_MIN_EVENTS;
     hid_t g = sp_h5_create_group(sink->file, "events");
     if (g < 0)
@@ -340,10 +341,11 @@ static int put_index_rows(sp_h5_sink *sink, const sp_profile *profile,
 /* Event column c of the profile's rows, packed row after row. */
 static void fill_event_column(const sp_profile *profile, int c, int64_t *out)
 {
-    static const int64_t missing[SP_EV_N] = {0, 0, -1, -1, -1, -1, -1, 0};
+    static const int64_t missing[SP_EV_N] = {0, 0, -1, -1, -1, -1, -1, 0, -1};
     const int64_t *src[SP_EV_N] = {NULL, NULL, profile->gpu, profile->call_ids,
                                 profile->parent_ids, profile->thread_ids,
-                                profile->task_ids, profile->await_ns};
+                                profile->task_ids, profile->await_ns,
+                                profile->fork_parent_ids};
     size_t k = 0;
     for (size_t i = 0; i < profile->num_rows; i++) {
         const sp_row *r = &profile->rows[i];

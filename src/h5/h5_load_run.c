@@ -11,6 +11,7 @@ struct totals {
     int gpu, call_ids, parent_ids, thread_ids, task_ids, await_ns;
     int thread_table, task_table;
     uint32_t num_ranks;
+    int fork;
 };
 
 static void add_totals(struct totals *t, const sp_profile *p)
@@ -25,6 +26,7 @@ static void add_totals(struct totals *t, const sp_profile *p)
     t->thread_ids |= p->thread_ids != NULL;
     t->task_ids |= p->task_ids != NULL;
     t->await_ns |= p->await_ns != NULL;
+    t->fork |= p->fork_parent_ids != NULL;
     t->thread_table |= p->has_thread_table;
     t->task_table |= p->has_task_table;
     if (p->num_ranks > t->num_ranks)
@@ -55,6 +57,7 @@ static int allocate(sp_profile *out, const struct totals *t)
     out->thread_ids = alloc_column(t->thread_ids, t->events, &failed);
     out->task_ids = alloc_column(t->task_ids, t->events, &failed);
     out->await_ns = alloc_column(t->await_ns, t->events, &failed);
+    out->fork_parent_ids = alloc_column(t->fork, t->events, &failed);
     out->has_thread_table = t->thread_table;
     out->has_task_table = t->task_table;
     return failed || !out->rows || !out->threads || !out->tasks ? -1 : 0;
@@ -80,6 +83,8 @@ static void append(sp_profile *out, sp_profile *in, const uint32_t *map)
     copy_column(out->thread_ids ? out->thread_ids + base : NULL, in->thread_ids, n, -1);
     copy_column(out->task_ids ? out->task_ids + base : NULL, in->task_ids, n, -1);
     copy_column(out->await_ns ? out->await_ns + base : NULL, in->await_ns, n, 0);
+    copy_column(out->fork_parent_ids ? out->fork_parent_ids + base : NULL,
+                in->fork_parent_ids, n, -1);
     out->num_events += n;
     for (size_t i = 0; i < in->num_rows; i++) {
         sp_row *r = &out->rows[out->num_rows++];

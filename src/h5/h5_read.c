@@ -305,6 +305,8 @@ static int read_events(hid_t file, sp_profile *profile, int have_stats, sp_probl
                        (void **)&profile->task_ids);
     sp_h5_table_column(file, p, g, "await_ns", H5T_NATIVE_INT64, n, first, 0,
                        (void **)&profile->await_ns);
+    sp_h5_table_column(file, p, g, "fork_parent_ids", H5T_NATIVE_INT64, n, first, 0,
+                       (void **)&profile->fork_parent_ids);
     if (p->count > before)
         return -1;
     profile->num_events = (size_t)n;

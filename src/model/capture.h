@@ -55,6 +55,20 @@ typedef struct sp_capture_region {
     size_t num_frames;
 } sp_capture_region;
 
+/* A fork edge (docs/tasks.md, events/fork_parent_ids): the child call
+ * hangs under the parent call in merged views.  Calls are named by thread,
+ * region and ordinal, the position of the call among that thread's calls
+ * of that region in recording (end) order, which both writers see in the
+ * same order as the shim; no timestamp is compared. */
+typedef struct sp_fork_edge {
+    int64_t child_thread;
+    int64_t child_ordinal;     /* -1: every root call of the child thread */
+    int64_t parent_thread;
+    int64_t parent_ordinal;
+    uint32_t child_region;     /* unused when child_ordinal is -1 */
+    uint32_t parent_region;
+} sp_fork_edge;
+
 typedef struct sp_capture {
     int abi;                   /* SP_CAPTURE_ABI */
     const char *path;          /* final output path */
@@ -84,6 +98,10 @@ typedef struct sp_capture {
     /* SCOPE_PROFILER_MAX_MEMORY: with spill files, the writer's event
      * windows take about this much (at least 32 MiB; 0: 32 MiB). */
     uint64_t max_memory;
+
+    /* Fork edges (OpenMP regions, pthread_create inside a call). */
+    size_t num_fork_edges;
+    const sp_fork_edge *fork_edges;
 } sp_capture;
 
 /* Exported by the writer module.  Returns 0, or -1 with a one-line reason. */

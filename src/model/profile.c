@@ -49,6 +49,7 @@ void sp_profile_free(sp_profile *profile)
     free(profile->thread_ids);
     free(profile->task_ids);
     free(profile->await_ns);
+    free(profile->fork_parent_ids);
     for (size_t i = 0; i < profile->num_threads; i++)
         free(profile->threads[i].name);
     free(profile->threads);

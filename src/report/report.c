@@ -332,12 +332,16 @@ static int add_rank(sp_report *report, const sp_profile *profile,
     }
     sp_report_tree tree;
     int rc = sp_report_tree_init(&tree, rank, SP_REPORT_ALL_LANES);
+    /* Lane trees keep each lane apart; the merged tree grafts forked work
+     * under its fork parent. */
+    if (rc == 0 && opt->per_lane)
+        rc = add_lane_trees(report, rank, &data.calls);
+    if (rc == 0 && sp_selection_grafts(sel))
+        rc = sp_rank_data_graft(profile, &data);
     if (rc == 0)
         rc = sp_report_tree_add_calls(&tree, &data.calls, SP_REPORT_ALL_LANES);
     if (rc == 0)
         rc = sp_report_tree_merge(&report->tree, &tree);
-    if (rc == 0 && opt->per_lane)
-        rc = add_lane_trees(report, rank, &data.calls);
     if (rc == 0) {
         values_from_tree(values, &tree);
         report->tree.num_ranks++;

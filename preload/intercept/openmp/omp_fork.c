@@ -1,0 +1,124 @@
+/* omp_fork.c - parallel region instances as calls and fork edges
+ * (omp_fork.h). */
+#include <stdlib.h>
+
+#include "omp_fork.h"
+#include "record/forks.h"
+
+#define FORK_REGION_NAME "omp parallel"
+
+struct sp_omp_child {
+    int64_t thread, ordinal;
+};
+
+/* The region id of "omp parallel" per profiler slot, -1 until registered. */
+static int region_of_slot[64];
+static pthread_once_t slots_once = PTHREAD_ONCE_INIT;
+static void clear_slots(void)
+{
+    for (size_t i = 0; i < sizeof region_of_slot / sizeof *region_of_slot; i++)
+        region_of_slot[i] = -1;
+}
+
+static int fork_region(struct sp_profiler *p, uintptr_t site)
+{
+    pthread_once(&slots_once, clear_slots);
+    int known = (size_t)p->slot < sizeof region_of_slot / sizeof *region_of_slot;
+    if (known && SP_LOAD(region_of_slot[p->slot]) >= 0)
+        return SP_LOAD(region_of_slot[p->slot]);
+    /* The first construct seen gives the region its call site: the writer
+     * resolves the address to the construct's source line. */
+    uintptr_t frames[1] = {site};
+    int id = sp_region_lookup(p, FORK_REGION_NAME, NULL, -1, frames,
+                              site && sp_cfg.callsites ? 1 : 0, 0);
+    if (id >= 0 && known)
+        SP_STORE(region_of_slot[p->slot], id);
+    return id;
+}
+
+int sp_omp_is_fork_region(struct sp_profiler *p, uint32_t region)
+{
+    pthread_once(&slots_once, clear_slots);
+    return p && (size_t)p->slot < sizeof region_of_slot / sizeof *region_of_slot &&
+           SP_LOAD(region_of_slot[p->slot]) == (int)region;
+}
+
+void sp_omp_fork_begin(struct sp_omp_instance *inst, uintptr_t site)
+{
+    inst->profiler = NULL;
+    inst->children = NULL;
+    inst->num_children = inst->children_cap = 0;
+    struct sp_profiler *p = sp_current_profiler();
+    if (sp_cfg.disable || !p || !SP_LOAD(p->active))
+        return;
+    int region = fork_region(p, site);
+    /* Excluded by SCOPE_PROFILER_INCLUDE/EXCLUDE: no call, no edge. */
+    if (region < 0 || !sp_region_get(p, (uint32_t)region)->wanted)
+        return;
+    sp_profiler_begin(p, region);
+    inst->encountering = sp_tls_thread;
+    if (!inst->encountering)
+        return;
+    inst->region = region;
+    pthread_mutex_init(&inst->lock, NULL);
+    inst->profiler = p;
+}
+
+void sp_omp_fork_end(struct sp_omp_instance *inst)
+{
+    struct sp_profiler *p = inst->profiler;
+    if (!p)
+        return;
+    sp_profiler_end(p, inst->region);
+    sp_fork_edge edge = {
+        .parent_thread = inst->encountering->index,
+        .parent_ordinal = sp_fork_last_ordinal(p, (uint32_t)inst->region),
+        .parent_region = (uint32_t)inst->region,
+        .child_region = (uint32_t)inst->region,
+    };
+    pthread_mutex_lock(&inst->lock);
+    for (size_t i = 0; i < inst->num_children && edge.parent_ordinal >= 0; i++) {
+        edge.child_thread = inst->children[i].thread;
+        edge.child_ordinal = inst->children[i].ordinal;
+        sp_fork_add(p, &edge);
+    }
+    free(inst->children);
+    inst->children = NULL;
+    pthread_mutex_unlock(&inst->lock);
+    pthread_mutex_destroy(&inst->lock);
+    inst->profiler = NULL;
+}
+
+int sp_omp_worker_begin(struct sp_omp_instance *inst)
+{
+    struct sp_profiler *p = inst->profiler;
+    if (!p || sp_tls_thread == inst->encountering)
+        return 0;
+    sp_profiler_begin(p, inst->region);
+    return 1;
+}
+
+void sp_omp_worker_end(struct sp_omp_instance *inst)
+{
+    struct sp_profiler *p = inst->profiler;
+    if (!p)
+        return;
+    sp_profiler_end(p, inst->region);
+    struct sp_thread *t = sp_tls_thread;
+    int64_t ordinal = sp_fork_last_ordinal(p, (uint32_t)inst->region);
+    if (!t || ordinal < 0)
+        return;
+    pthread_mutex_lock(&inst->lock);
+    if (inst->num_children == inst->children_cap) {
+        size_t cap = inst->children_cap ? inst->children_cap * 2 : 8;
+        struct sp_omp_child *grown = realloc(inst->children, cap * sizeof *grown);
+        if (!grown) {
+            pthread_mutex_unlock(&inst->lock);
+            return;
+        }
+        inst->children = grown;
+        inst->children_cap = cap;
+    }
+    inst->children[inst->num_children++] = (struct sp_omp_child){t->index, ordinal};
+    pthread_mutex_unlock(&inst->lock);
+}
