@@ -130,7 +130,14 @@ int sp_rank_calls(const sp_profile *profile, uint32_t rank, sp_calls *out,
  * "omp parallel" call, a pthread's root calls go under the call open at
  * pthread_create.  Reorders the calls (parents first; parent/depth/lane
  * columns updated).  No-op without the column.  0, or -1 out of memory. */
-int sp_rank_data_graft(const sp_profile *profile, sp_rank_data *data);
+typedef struct sp_graft_info {
+    int64_t *fork_of;     /* calls.n: new index of the call's fork parent, -1 none */
+    int64_t *own_lane;    /* calls.n: the call's lane before grafting */
+} sp_graft_info;
+/* info may be NULL; else filled with malloc'd arrays (both NULL when
+ * nothing was grafted); free with sp_graft_info_free. */
+int sp_rank_data_graft(const sp_profile *profile, sp_rank_data *data, sp_graft_info *info);
+void sp_graft_info_free(sp_graft_info *info);
 /* Graft in merged views?  Not with --no-graft or a --lanes selection. */
 int sp_selection_grafts(const sp_selection *sel);
 

@@ -56,6 +56,10 @@ typedef struct sp_thread_row {
     int8_t daemon;
     int64_t start_ns, end_ns, cpu_ns; /* start/end relative to run start; -1 unknown */
     char *name;
+    /* "main", "pthread", "openmp", "mpi", "other"; NULL or "" unknown
+     * (files before the column) */
+    char *kind;
+    int64_t omp_thread_num;           /* OpenMP worker's thread number, -1 none */
 } sp_thread_row;
 
 typedef struct sp_task_row {

@@ -215,6 +215,8 @@ static void collect_threads(struct sp_profiler *p, struct collected *c, size_t *
         row->end_ns = t->alive ? -1 : t->end_ns - p->start_ns;
         row->cpu_ns = SP_LOAD(t->cpu_ns);
         row->name = (char *)t->name;
+        row->kind = (char *)t->kind;
+        row->omp_thread_num = t->omp_thread_num;
     }
     if (!c->threads)
         *count = 0;

@@ -32,10 +32,21 @@ static int permute(void *column, size_t size, const size_t *order, size_t n)
     return 0;
 }
 
-int sp_rank_data_graft(const sp_profile *profile, sp_rank_data *data)
+void sp_graft_info_free(sp_graft_info *info)
+{
+    if (!info)
+        return;
+    free(info->fork_of);
+    free(info->own_lane);
+    info->fork_of = info->own_lane = NULL;
+}
+
+int sp_rank_data_graft(const sp_profile *profile, sp_rank_data *data, sp_graft_info *info)
 {
     sp_calls *c = &data->calls;
     size_t n = c->n;
+    if (info)
+        info->fork_of = info->own_lane = NULL;
     if (!profile->fork_parent_ids || n == 0 || !data->call_id)
         return 0;
     int64_t max_id = -1;
@@ -49,6 +60,7 @@ int sp_rank_data_graft(const sp_profile *profile, sp_rank_data *data)
     int64_t *first = malloc(n * sizeof *first), *last = malloc(n * sizeof *last);
     int64_t *next = malloc(n * sizeof *next);
     size_t *order = malloc(n * sizeof *order);
+    int64_t *own_lane = NULL;
     int rc = -1;
     if (!index_of || !fork || !state || !chain || !first || !last || !next || !order)
         goto out;
@@ -67,6 +79,10 @@ int sp_rank_data_graft(const sp_profile *profile, sp_rank_data *data)
         rc = 0;
         goto out;
     }
+    if (info && !(own_lane = malloc(n * sizeof *own_lane)))
+        goto out;
+    for (size_t i = 0; own_lane && i < n; i++)
+        own_lane[i] = c->lane ? c->lane[i] : -1;
 
     /* New parents.  A merged call's parent is its fork parent's final
      * parent, so fork parents are settled first (chains of nested teams);
@@ -148,6 +164,16 @@ int sp_rank_data_graft(const sp_profile *profile, sp_rank_data *data)
         permute(data->event, sizeof *data->event, order, n) ||
         permute(data->call_id, sizeof *data->call_id, order, n))
         goto out;
+    if (info) {
+        /* fork parents in the new order (reusing `last`, free below) */
+        for (size_t i = 0; i < n; i++)
+            last[i] = fork[order[i]] >= 0 ? new_pos[fork[order[i]]] : -1;
+        if (permute(own_lane, sizeof *own_lane, order, n) != 0)
+            goto out;
+        info->fork_of = last;
+        info->own_lane = own_lane;
+        last = own_lane = NULL;
+    }
     for (size_t i = 0; i < n; i++) {
         c->depth[i] = c->parent[i] >= 0 ? c->depth[c->parent[i]] + 1 : 0;
         if (data->parent_id)
@@ -163,5 +189,6 @@ out:
     free(last);
     free(next);
     free(order);
+    free(own_lane);
     return rc;
 }

@@ -44,8 +44,9 @@ static int copy_threads(sp_profile *p, const sp_capture *c)
         p->threads[i] = c->threads[i];
         p->threads[i].rank = (uint32_t)c->rank;
         p->threads[i].name = dup_or_empty(c->threads[i].name);
+        p->threads[i].kind = dup_or_empty(c->threads[i].kind);
         p->num_threads++;
-        if (!p->threads[i].name)
+        if (!p->threads[i].name || !p->threads[i].kind)
             return -1;
     }
     return 0;

@@ -63,7 +63,7 @@ int sp_export_folded(FILE *out, const sp_profile *profile, const sp_export_optio
             rc = -1;
             break;
         }
-        if (sp_selection_grafts(sel) && sp_rank_data_graft(profile, &data) != 0) {
+        if (sp_selection_grafts(sel) && sp_rank_data_graft(profile, &data, NULL) != 0) {
             snprintf(err, errlen, "out of memory grafting forked calls of rank %u", ranks[k]);
             sp_rank_data_free(&data);
             rc = -1;

@@ -36,11 +36,11 @@ static const char *const event_names[SP_EV_N] = {
 };
 
 enum { TH_RANK, TH_INDEX, TH_IDENT, TH_NATIVE, TH_DAEMON, TH_START, TH_END, TH_CPU,
-       TH_NAME, TH_N };
+       TH_NAME, TH_KIND, TH_OMP, TH_N };
 static const struct column thread_cols[TH_N] = {
     {"ranks", K_U32}, {"index", K_I64}, {"ident", K_I64}, {"native_id", K_I64},
     {"daemon", K_I8}, {"start_ns", K_I64}, {"end_ns", K_I64}, {"cpu_ns", K_I64},
-    {"name", K_STR},
+    {"name", K_STR}, {"kind", K_STR}, {"omp_thread_num", K_I64},
 };
 
 enum { TK_RANK, TK_INDEX, TK_THREAD, TK_CREATED, TK_DONE, TK_STEPS, TK_RUNNING,
@@ -398,6 +398,8 @@ static int put_threads(sp_h5_sink *sink, const sp_profile *profile)
             case TH_START: s.num.i64[i] = t->start_ns; break;
             case TH_END: s.num.i64[i] = t->end_ns; break;
             case TH_CPU: s.num.i64[i] = t->cpu_ns; break;
+            case TH_KIND: s.str[i] = or_empty(t->kind, ""); break;
+            case TH_OMP: s.num.i64[i] = t->kind && t->kind[0] ? t->omp_thread_num : -1; break;
             default: s.str[i] = or_empty(t->name, ""); break;
             }
         }

@@ -50,8 +50,10 @@ void sp_profile_free(sp_profile *profile)
     free(profile->task_ids);
     free(profile->await_ns);
     free(profile->fork_parent_ids);
-    for (size_t i = 0; i < profile->num_threads; i++)
+    for (size_t i = 0; i < profile->num_threads; i++) {
         free(profile->threads[i].name);
+        free(profile->threads[i].kind);
+    }
     free(profile->threads);
     for (size_t i = 0; i < profile->num_tasks; i++) {
         free(profile->tasks[i].kind);

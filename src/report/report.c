@@ -336,10 +336,12 @@ static int add_rank(sp_report *report, const sp_profile *profile,
      * under its fork parent. */
     if (rc == 0 && opt->per_lane)
         rc = add_lane_trees(report, rank, &data.calls);
+    sp_graft_info graft = {NULL, NULL};
     if (rc == 0 && sp_selection_grafts(sel))
-        rc = sp_rank_data_graft(profile, &data);
+        rc = sp_rank_data_graft(profile, &data, &graft);
     if (rc == 0)
-        rc = sp_report_tree_add_calls(&tree, &data.calls, SP_REPORT_ALL_LANES);
+        rc = sp_report_tree_add_forks(&tree, &data.calls, graft.fork_of, graft.own_lane);
+    sp_graft_info_free(&graft);
     if (rc == 0)
         rc = sp_report_tree_merge(&report->tree, &tree);
     if (rc == 0) {

@@ -34,7 +34,7 @@ static sp_profile *rank_profile(uint32_t rank, const char *run_id)
         p->has_thread_table = 1;
         p->num_threads = 1;
         p->threads = calloc(1, sizeof *p->threads);
-        p->threads[0] = (sp_thread_row){1, 0, 7, 8, 0, 0, -1, 100, strdup("MainThread")};
+        p->threads[0] = (sp_thread_row){1, 0, 7, 8, 0, 0, -1, 100, strdup("MainThread"), NULL, -1};
     }
     sp_profile_set_meta_int(p, "mpi_size", 3);
     sp_profile_set_meta_int(p, "mpi_rank", rank);

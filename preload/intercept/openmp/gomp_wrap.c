@@ -16,10 +16,22 @@ struct trampoline {
     struct sp_omp_instance inst;
 };
 
+/* omp_get_thread_num of the runtime, for the thread table. */
+static int thread_num(void)
+{
+    static int (*get)(void);
+    if (!SP_LOAD(get))
+        SP_STORE(get, (int (*)(void))dlsym(RTLD_DEFAULT, "omp_get_thread_num"));
+    int (*fn)(void) = SP_LOAD(get);
+    return fn ? fn() : -1;
+}
+
 static void run_outlined(void *raw)
 {
     struct trampoline *t = raw;
     int started = sp_omp_worker_begin(&t->inst);
+    if (started && sp_tls_thread && sp_tls_thread->omp_thread_num < 0)
+        sp_omp_mark_worker(thread_num());
     t->fn(t->data);
     if (started)
         sp_omp_worker_end(&t->inst);

@@ -1,6 +1,7 @@
 /* omp_fork.c - parallel region instances as calls and fork edges
  * (omp_fork.h). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "omp_fork.h"
 #include "record/forks.h"
@@ -100,6 +101,18 @@ void sp_omp_fork_end(struct sp_omp_instance *inst)
     pthread_mutex_unlock(&inst->lock);
     pthread_mutex_destroy(&inst->lock);
     inst->profiler = NULL;
+}
+
+void sp_omp_mark_worker(int thread_num)
+{
+    struct sp_thread *t = sp_tls_thread;
+    if (!t || t->omp_thread_num >= 0 || thread_num <= 0)
+        return;
+    pthread_mutex_lock(&sp_threads_lock);
+    if (strcmp(t->kind, "main") != 0)
+        t->kind = "openmp";
+    t->omp_thread_num = thread_num;
+    pthread_mutex_unlock(&sp_threads_lock);
 }
 
 int sp_omp_worker_begin(struct sp_omp_instance *inst)

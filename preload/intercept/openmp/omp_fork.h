@@ -32,6 +32,9 @@ void sp_omp_fork_end(struct sp_omp_instance *inst);
 /* On a thread of the team as its implicit task starts; 1 when it began a
  * call (a thread other than the encountering one), 0 otherwise. */
 int sp_omp_worker_begin(struct sp_omp_instance *inst);
+/* The calling thread is an OpenMP worker with this thread number in its
+ * first team (thread table: kind "openmp", omp_thread_num). */
+void sp_omp_mark_worker(int thread_num);
 /* On that thread as its implicit task ends (only after a 1 above). */
 void sp_omp_worker_end(struct sp_omp_instance *inst);
 

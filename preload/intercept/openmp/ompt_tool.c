@@ -109,8 +109,10 @@ static void on_implicit_task(int endpoint, sp_ompt_data *parallel, sp_ompt_data 
     if (endpoint == OMPT_SCOPE_BEGIN) {
         task->ptr = NULL;
         struct sp_omp_instance *inst = parallel ? parallel->ptr : NULL;
-        if (inst && index != 0 && sp_omp_worker_begin(inst))
+        if (inst && index != 0 && sp_omp_worker_begin(inst)) {
             task->ptr = inst;
+            sp_omp_mark_worker((int)index);
+        }
     } else if (endpoint == OMPT_SCOPE_END) {
         worker_done(task);
     }
