@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "harness.h"
+#include "mpi_launch.h"
+#include "scopeprof/analysis.h"
 
 static sp_profile *run_omp(struct harness_run *run, const char *runtime, const char *mode,
                            const char *const *env)
@@ -130,13 +132,30 @@ static void parallel_in_region(const char *runtime)
         cr_assert_eq(per_thread[th], 15, "thread %d made %d work calls", th, per_thread[th]);
     check_team_edges(p, 3, 3);
 
+    /* thread table: the main thread and three workers numbered 1..3 */
+    cr_assert_eq(p->num_threads, 4);
+    cr_assert_str_eq(p->threads[0].kind, "main");
+    cr_assert_eq(p->threads[0].omp_thread_num, -1);
+    int numbers = 0;
+    for (size_t i = 1; i < 4; i++) {
+        cr_assert_str_eq(p->threads[i].kind, "openmp", "thread %zu", i);
+        int64_t num = p->threads[i].omp_thread_num;
+        cr_assert(num >= 1 && num <= 3, "omp_thread_num %lld", (long long)num);
+        numbers |= 1 << num;
+        char label[64], want[16];
+        sp_lane_label(p, 0, sp_lane_id((int64_t)i, -1), label, sizeof label);
+        snprintf(want, sizeof want, "omp %lld", (long long)num);
+        cr_assert_str_eq(label, want);
+    }
+    cr_assert_eq(numbers, 0xE, "worker numbers are not 1, 2, 3");
+
     char *text = folded(&run, NULL), paths[4096];
     folded_paths(text, paths, sizeof paths);
     cr_assert_str_eq(paths, "outer\nouter;omp parallel\nouter;omp parallel;work\n",
                      "grafted folded stacks:\n%s", text);
     free(text);
     text = folded(&run, "--no-graft");
-    cr_assert(strstr(text, "thread 1;omp parallel;work "), "--no-graft:\n%s", text);
+    cr_assert(strstr(text, "omp 1;omp parallel;work "), "--no-graft:\n%s", text);
     free(text);
     sp_profile_free(p);
     harness_run_free(&run);
@@ -275,3 +294,64 @@ Test(openmp, track_threads_off_records_no_regions_or_edges)
     sp_profile_free(p);
     harness_run_free(&run);
 }
+
+/* The report of the run: the merged tree's fork statistics. */
+Test(openmp, report_shows_threads_imbalance_and_barrier)
+{
+    struct harness_run run;
+    sp_profile *p = run_omp(&run, "gomp", "region", NULL);
+    struct harness_run cli;
+    const char *argv[] = {SCOPEPROF_EXE, "report", "--tree",
+                          harness_path(&run, "scope_profile_rank00000.h5"), NULL};
+    cr_assert_eq(harness_run(&cli, argv, NULL, 0), 0);
+    cr_assert_eq(cli.exit_code, 0, "%s", cli.err);
+    const char *line = strstr(cli.out, "  omp parallel");
+    cr_assert_not_null(line, "%s", cli.out);
+    cr_assert_not_null(strstr(line, "4 threads, imbalance "), "%s", cli.out);
+    cr_assert_not_null(strstr(line, ", barrier "), "%s", cli.out);
+    cr_assert_null(strstr(cli.out, "\nomp parallel"), "a top-level omp parallel:\n%s", cli.out);
+    harness_run_free(&cli);
+    sp_profile_free(p);
+    harness_run_free(&run);
+}
+
+/* MPI + OpenMP: the workers are "omp 1" whichever threads the MPI library
+ * started before them; the library's own threads are kind "mpi". */
+static void mpi_openmp(const char *family)
+{
+    struct harness_run run;
+    const char *env[] = {"OMP_NUM_THREADS=2", "OMPI_MCA_hwloc_base_binding_policy=none", NULL};
+    mpi_launch(&run, family, 2, mpi_program("mpi", "mpi_openmp", family), NULL, env);
+    cr_assert_eq(run.exit_code, 0, "%s run failed (%d):\n%s", family, run.exit_code, run.err);
+    for (int r = 0; r < 2; r++) {
+        sp_profile *p = mpi_load_rank(&run, r);
+        cr_assert_eq(harness_row(p, (unsigned)r, "work")->count, 4);
+        cr_assert_eq(harness_row(p, (unsigned)r, "omp parallel")->count, 4);
+        size_t workers = 0, mpi = 0, other = 0;
+        for (size_t i = 0; i < p->num_threads; i++) {
+            const sp_thread_row *t = &p->threads[i];
+            char label[64];
+            sp_lane_label(p, (unsigned)r, sp_lane_id(t->index, -1), label, sizeof label);
+            if (!strcmp(t->kind, "openmp")) {
+                workers++;
+                cr_assert_eq(t->omp_thread_num, 1);
+                cr_assert_str_eq(label, "omp 1");
+            } else if (!strcmp(t->kind, "mpi")) {
+                mpi++;
+            } else if (strcmp(t->kind, "main") != 0) {
+                other++;
+            }
+        }
+        cr_assert_eq(workers, 1, "rank %d: %zu OpenMP workers", r, workers);
+        cr_assert_eq(other, 0, "rank %d: %zu threads neither main, openmp nor mpi", r, other);
+        if (!strcmp(family, "openmpi"))
+            cr_assert_geq(mpi, 1, "Open MPI starts threads of its own (kind mpi)");
+        /* every worker call grafted under its rank's step */
+        cr_assert_not_null(p->fork_parent_ids);
+        sp_profile_free(p);
+    }
+    harness_run_free(&run);
+}
+
+Test(openmp, mpi_openmp_openmpi, .timeout = 120) { mpi_openmp("openmpi"); }
+Test(openmp, mpi_openmp_mpich, .timeout = 120) { mpi_openmp("mpich"); }
