@@ -64,18 +64,27 @@ void sp_fork_add(struct sp_profiler *p, const sp_fork_edge *edge)
     pthread_mutex_unlock(&forks_lock);
 }
 
-sp_fork_edge *sp_forks_snapshot(struct sp_profiler *p, size_t *count)
+sp_fork_edge *sp_forks_since(struct sp_profiler *p, size_t *cursor, size_t *count)
 {
     *count = 0;
     pthread_mutex_lock(&forks_lock);
-    size_t n = 0;
-    for (size_t i = 0; i < num_edges; i++)
+    size_t n = 0, from = *cursor <= num_edges ? *cursor : num_edges;
+    for (size_t i = from; i < num_edges; i++)
         n += edges[i].profiler == p;
     sp_fork_edge *out = n ? malloc(n * sizeof *out) : NULL;
-    if (out)
-        for (size_t i = 0; i < num_edges; i++)
+    if (out) {
+        for (size_t i = from; i < num_edges; i++)
             if (edges[i].profiler == p)
                 out[(*count)++] = edges[i].edge;
+    }
+    if (out || !n)
+        *cursor = num_edges;
     pthread_mutex_unlock(&forks_lock);
     return out;
+}
+
+sp_fork_edge *sp_forks_snapshot(struct sp_profiler *p, size_t *count)
+{
+    size_t cursor = 0;
+    return sp_forks_since(p, &cursor, count);
 }

@@ -16,6 +16,10 @@ int sp_fork_open_parent(struct sp_profiler *p, sp_fork_edge *edge);
 int64_t sp_fork_last_ordinal(struct sp_profiler *p, uint32_t region);
 /* Keep an edge of profiler p (copied; dropped when out of memory). */
 void sp_fork_add(struct sp_profiler *p, const sp_fork_edge *edge);
+/* p's edges kept since *cursor (0 at first), copied into a malloc'd array
+ * (NULL, *count 0 if none or out of memory); *cursor moves past them only
+ * when the copy was made. */
+sp_fork_edge *sp_forks_since(struct sp_profiler *p, size_t *cursor, size_t *count);
 /* p's edges, copied into a malloc'd array (NULL, *count 0 if none). */
 sp_fork_edge *sp_forks_snapshot(struct sp_profiler *p, size_t *count);
 

@@ -49,6 +49,8 @@ struct recovered {
     uint64_t events;
     int64_t last_end;
     uint64_t torn_bytes;
+    sp_fork_edge *forks;     /* fork edges (OpenMP regions, threads started in a call) */
+    size_t num_forks, forks_cap;
 };
 
 static void recovered_free(struct recovered *r)
@@ -64,6 +66,24 @@ static void recovered_free(struct recovered *r)
     for (size_t i = 0; i < r->num_meta_strings; i++)
         free(r->meta_strings[i]);
     free(r->meta_strings);
+    free(r->forks);
+}
+
+static int take_forks(struct recovered *r, const void *payload, uint32_t count)
+{
+    if (r->num_forks + count > r->forks_cap) {
+        size_t cap = r->forks_cap ? r->forks_cap : 256;
+        while (cap < r->num_forks + count)
+            cap *= 2;
+        sp_fork_edge *grown = realloc(r->forks, cap * sizeof *grown);
+        if (!grown)
+            return 1;
+        r->forks = grown;
+        r->forks_cap = cap;
+    }
+    memcpy(r->forks + r->num_forks, payload, (size_t)count * sizeof *r->forks);
+    r->num_forks += count;
+    return 0;
 }
 
 static char *copy_bytes(const void *p, size_t n)
@@ -194,6 +214,9 @@ static int read_frames(const char *path, struct recovered *r, int64_t *start_tim
         case SP_SPILL_FRAME_THREAD:
             bad = take_thread(r, payload);
             break;
+        case SP_SPILL_FRAME_FORKS:
+            bad = take_forks(r, payload, frame.count);
+            break;
         case SP_SPILL_FRAME_EVENTS: {
             const sp_event *e = payload;
             for (uint32_t i = 0; i < frame.count; i++) {
@@ -305,6 +328,8 @@ static int recover_one(const char *path, const char *out)
         .threads = r.threads,
         .num_meta = nm,
         .meta = meta,
+        .num_fork_edges = r.num_forks,
+        .fork_edges = r.forks,
     };
     char err[1024] = "", warning[2048] = "";
     /* Streamed in bounded memory, as the shim writes a capped run; the

@@ -47,6 +47,7 @@ enum sp_spill_frame_type {
     SP_SPILL_FRAME_REGION = 3,  /* sp_spill_region + name + source file */
     SP_SPILL_FRAME_THREAD = 4,  /* sp_spill_thread + name */
     SP_SPILL_FRAME_EVENTS = 5,  /* count sp_event, then count int64 await_ns if flagged */
+    SP_SPILL_FRAME_FORKS = 6,   /* count sp_fork_edge (model/capture.h, docs/tasks.md) */
 };
 
 #define SP_SPILL_FLAG_AWAIT 1u

@@ -5,13 +5,16 @@
  *            per thread and region
  *   dynamic  parallel for schedule(dynamic) of 100 "iter" calls, 4 threads
  *   nested   2 outer threads, each opening an inner team of 2 ("inner")
- *   pool     1000 parallel regions of 4 threads, one "tick" per thread
+ *   pool [N] N (default 1000) parallel regions of 4 threads, one "tick" per
+ *            thread; pool_kill [N]: the same, then SIGKILL (spill files)
  *   task     one thread creates 8 tasks, each a "job" call, in "outer"
  *   pthread  a pthread created inside "outer" records one "child" call
  * Region ids are set before any team exists (no shared writes in teams). */
 #include <omp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "scope_profiler.h"
@@ -70,14 +73,17 @@ int main(int argc, char **argv)
                 sp_end(inner);
             }
         }
-    } else if (!strcmp(mode, "pool")) {
-        for (int r = 0; r < 1000; r++) {
+    } else if (!strcmp(mode, "pool") || !strcmp(mode, "pool_kill")) {
+        int regions = argc > 2 ? atoi(argv[2]) : 1000;
+        for (int r = 0; r < regions; r++) {
 #pragma omp parallel num_threads(4)
             {
                 sp_begin(tick);
                 sp_end(tick);
             }
         }
+        if (!strcmp(mode, "pool_kill"))
+            raise(SIGKILL);
     } else if (!strcmp(mode, "task")) {
 #pragma omp parallel num_threads(4)
 #pragma omp single
