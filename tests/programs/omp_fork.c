@@ -21,11 +21,14 @@
 
 static int outer, work, inner, tick, job, child;
 
+static volatile double sinks[64];
+
+/* n steps of work, on the calling thread's own slot */
 static void spin(int n)
 {
-    volatile double sink = 0;
+    int slot = omp_get_thread_num() & 63;
     for (int k = 0; k < n; k++)
-        sink += k;
+        sinks[slot] += k;
 }
 
 static void *pthread_body(void *arg)

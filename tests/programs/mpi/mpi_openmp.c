@@ -2,9 +2,12 @@
  * threads inside "step", each thread one "work" call per region.  Region
  * ids are set before any team exists. */
 #include <mpi.h>
+#include <omp.h>
 #include <stdio.h>
 
 #include "scope_profiler.h"
+
+static volatile double sinks[64];
 
 int main(int argc, char **argv)
 {
@@ -16,9 +19,8 @@ int main(int argc, char **argv)
 #pragma omp parallel num_threads(2)
         {
             sp_begin(work);
-            volatile double sink = 0;
             for (int k = 0; k < 20000; k++)
-                sink += k;
+                sinks[omp_get_thread_num() & 63] += k;
             sp_end(work);
         }
         sp_end(step);
