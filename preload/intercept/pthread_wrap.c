@@ -71,9 +71,12 @@ SP_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
         pthread_attr_getdetachstate(attr, &state);
     a->record = sp_thread_new(state == PTHREAD_CREATE_DETACHED);
     struct sp_thread *record = a->record;
-    if (record)
-        __atomic_store_n(&record->kind, kind_of_creator(__builtin_return_address(0)),
-                         __ATOMIC_RELAXED);
+    if (record) {
+        const char *kind = kind_of_creator(__builtin_return_address(0));
+        pthread_mutex_lock(&sp_threads_lock); /* finalize may read the row */
+        record->kind = kind;
+        pthread_mutex_unlock(&sp_threads_lock);
+    }
     /* The creating thread's innermost open call: the new thread's root
      * calls hang under it in merged views (record/forks.h). */
     struct sp_profiler *profiler = sp_current_profiler();

@@ -10,6 +10,8 @@
 
 typedef void (*outlined_fn)(void *);
 
+/* What each thread of the team runs instead of the outlined function.
+ * fn and data are set before the instance is published (omp_fork.h). */
 struct trampoline {
     outlined_fn fn;
     void *data;
@@ -29,7 +31,7 @@ static int thread_num(void)
 static void run_outlined(void *raw)
 {
     struct trampoline *t = raw;
-    int started = sp_omp_worker_begin(&t->inst);
+    int started = sp_omp_worker_begin(&t->inst); /* acquires t's fields */
     if (started && sp_tls_thread && sp_tls_thread->omp_thread_num < 0)
         sp_omp_mark_worker(thread_num());
     t->fn(t->data);

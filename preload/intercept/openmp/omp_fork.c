@@ -75,6 +75,7 @@ void sp_omp_fork_begin(struct sp_omp_instance *inst, uintptr_t site)
     inst->region = region;
     pthread_mutex_init(&inst->lock, NULL);
     inst->profiler = p;
+    __atomic_store_n(&inst->published, 1, __ATOMIC_RELEASE);
 }
 
 void sp_omp_fork_end(struct sp_omp_instance *inst)
@@ -84,6 +85,7 @@ void sp_omp_fork_end(struct sp_omp_instance *inst)
         return;
     clock_step();
     sp_profiler_end(p, inst->region);
+    __atomic_store_n(&inst->published, 0, __ATOMIC_RELAXED);
     sp_fork_edge edge = {
         .parent_thread = inst->encountering->index,
         .parent_ordinal = sp_fork_last_ordinal(p, (uint32_t)inst->region),
@@ -117,6 +119,8 @@ void sp_omp_mark_worker(int thread_num)
 
 int sp_omp_worker_begin(struct sp_omp_instance *inst)
 {
+    if (!__atomic_load_n(&inst->published, __ATOMIC_ACQUIRE))
+        return 0;
     struct sp_profiler *p = inst->profiler;
     if (!p || sp_tls_thread == inst->encountering)
         return 0;
@@ -134,9 +138,13 @@ void sp_omp_worker_end(struct sp_omp_instance *inst)
     sp_profiler_end(p, inst->region);
     struct sp_thread *t = sp_tls_thread;
     int64_t ordinal = sp_fork_last_ordinal(p, (uint32_t)inst->region);
-    if (!t || ordinal < 0)
-        return;
+    /* Always through the lock: the encountering thread takes it before it
+     * ends the instance, which orders this worker's last use before. */
     pthread_mutex_lock(&inst->lock);
+    if (!t || ordinal < 0) {
+        pthread_mutex_unlock(&inst->lock);
+        return;
+    }
     if (inst->num_children == inst->children_cap) {
         size_t cap = inst->children_cap ? inst->children_cap * 2 : 8;
         struct sp_omp_child *grown = realloc(inst->children, cap * sizeof *grown);

@@ -22,6 +22,10 @@ struct sp_omp_instance {
     pthread_mutex_t lock;
     struct sp_omp_child *children;
     size_t num_children, children_cap;
+    /* Set (release) once the fields above are: the runtime hands the
+     * instance to its threads through its own synchronisation, which a
+     * race detector cannot see; workers read it (acquire) first. */
+    int published;
 };
 
 /* On the encountering thread, before the team starts.  `site` is a return

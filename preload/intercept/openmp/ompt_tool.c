@@ -70,7 +70,8 @@ static void on_parallel_begin(sp_ompt_data *encountering_task, const void *encou
         free(inst);
         return;
     }
-    parallel->ptr = inst;
+    /* read by the team's threads (release/acquire, see omp_fork.h) */
+    __atomic_store_n(&parallel->ptr, inst, __ATOMIC_RELEASE);
 }
 
 static void on_parallel_end(sp_ompt_data *parallel, sp_ompt_data *encountering_task, int flags,
@@ -108,7 +109,8 @@ static void on_implicit_task(int endpoint, sp_ompt_data *parallel, sp_ompt_data 
         return;
     if (endpoint == OMPT_SCOPE_BEGIN) {
         task->ptr = NULL;
-        struct sp_omp_instance *inst = parallel ? parallel->ptr : NULL;
+        struct sp_omp_instance *inst =
+            parallel ? __atomic_load_n(&parallel->ptr, __ATOMIC_ACQUIRE) : NULL;
         if (inst && index != 0 && sp_omp_worker_begin(inst)) {
             task->ptr = inst;
             sp_omp_mark_worker((int)index);
