@@ -65,15 +65,16 @@ static int tracking(void)
     return !sp_cfg.disable && sp_cfg.track_threads && !sp_ompt_active();
 }
 
-#define FORK_BEGIN(fn, data)                                    \
+#define FORK_BEGIN_KIND(fn, data, kind)                         \
     struct trampoline t = {fn, data, {0}};                      \
     int on = tracking();                                        \
     if (on)                                                     \
-        sp_omp_fork_begin(&t.inst, (uintptr_t)(fn) + 1);        \
+        sp_omp_fork_begin(&t.inst, kind, (uintptr_t)(fn) + 1);  \
     if (on && t.inst.profiler) {                                \
         fn = run_outlined;                                      \
         data = &t;                                              \
     }
+#define FORK_BEGIN(fn, data) FORK_BEGIN_KIND(fn, data, SP_OMP_PARALLEL)
 #define FORK_END()                                              \
     if (on)                                                     \
         sp_omp_fork_end(&t.inst)
@@ -152,7 +153,7 @@ SP_EXPORT void GOMP_parallel_start(outlined_fn fn, void *data, unsigned num_thre
     REAL(parallel_start_fn, "GOMP_parallel_start");
     struct trampoline *t = NULL;
     if (tracking() && num_open_starts < MAX_OPEN_STARTS && (t = calloc(1, sizeof *t))) {
-        sp_omp_fork_begin(&t->inst, (uintptr_t)fn + 1);
+        sp_omp_fork_begin(&t->inst, SP_OMP_PARALLEL, (uintptr_t)fn + 1);
         t->fn = fn;
         t->data = data;
         if (t->inst.profiler) {
@@ -187,7 +188,7 @@ SP_EXPORT void GOMP_teams_reg(outlined_fn fn, void *data, unsigned num_teams,
                               unsigned thread_limit, unsigned flags)
 {
     REAL(teams_fn, "GOMP_teams_reg");
-    FORK_BEGIN(fn, data);
+    FORK_BEGIN_KIND(fn, data, SP_OMP_TEAMS);
     real(fn, data, num_teams, thread_limit, flags);
     FORK_END();
 }

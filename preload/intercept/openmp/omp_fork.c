@@ -6,34 +6,36 @@
 #include "omp_fork.h"
 #include "record/forks.h"
 
-#define FORK_REGION_NAME "omp parallel"
+static const char *const fork_region_names[SP_OMP_NUM_KINDS] = {"omp parallel", "omp teams"};
 
 struct sp_omp_child {
     int64_t thread, ordinal;
 };
 
-/* The region id of "omp parallel" per profiler slot, -1 until registered. */
-static int region_of_slot[64];
+/* Region ids per kind and profiler slot, -1 until registered. */
+#define MAX_SLOTS 64
+static int region_of_slot[SP_OMP_NUM_KINDS][MAX_SLOTS];
 static pthread_once_t slots_once = PTHREAD_ONCE_INIT;
 static void clear_slots(void)
 {
-    for (size_t i = 0; i < sizeof region_of_slot / sizeof *region_of_slot; i++)
-        region_of_slot[i] = -1;
+    for (int k = 0; k < SP_OMP_NUM_KINDS; k++)
+        for (int i = 0; i < MAX_SLOTS; i++)
+            region_of_slot[k][i] = -1;
 }
 
-static int fork_region(struct sp_profiler *p, uintptr_t site)
+static int fork_region(struct sp_profiler *p, int kind, uintptr_t site)
 {
     pthread_once(&slots_once, clear_slots);
-    int known = (size_t)p->slot < sizeof region_of_slot / sizeof *region_of_slot;
-    if (known && SP_LOAD(region_of_slot[p->slot]) >= 0)
-        return SP_LOAD(region_of_slot[p->slot]);
+    int known = p->slot >= 0 && p->slot < MAX_SLOTS;
+    if (known && SP_LOAD(region_of_slot[kind][p->slot]) >= 0)
+        return SP_LOAD(region_of_slot[kind][p->slot]);
     /* The first construct seen gives the region its call site: the writer
      * resolves the address to the construct's source line. */
     uintptr_t frames[1] = {site};
-    int id = sp_region_lookup(p, FORK_REGION_NAME, NULL, -1, frames,
+    int id = sp_region_lookup(p, fork_region_names[kind], NULL, -1, frames,
                               site && sp_cfg.callsites ? 1 : 0, 0);
     if (id >= 0 && known)
-        SP_STORE(region_of_slot[p->slot], id);
+        SP_STORE(region_of_slot[kind][p->slot], id);
     return id;
 }
 
@@ -51,11 +53,15 @@ static void clock_step(void)
 int sp_omp_is_fork_region(struct sp_profiler *p, uint32_t region)
 {
     pthread_once(&slots_once, clear_slots);
-    return p && (size_t)p->slot < sizeof region_of_slot / sizeof *region_of_slot &&
-           SP_LOAD(region_of_slot[p->slot]) == (int)region;
+    if (!p || p->slot < 0 || p->slot >= MAX_SLOTS)
+        return 0;
+    for (int k = 0; k < SP_OMP_NUM_KINDS; k++)
+        if (SP_LOAD(region_of_slot[k][p->slot]) == (int)region)
+            return 1;
+    return 0;
 }
 
-void sp_omp_fork_begin(struct sp_omp_instance *inst, uintptr_t site)
+void sp_omp_fork_begin(struct sp_omp_instance *inst, int kind, uintptr_t site)
 {
     inst->profiler = NULL;
     inst->children = NULL;
@@ -63,7 +69,7 @@ void sp_omp_fork_begin(struct sp_omp_instance *inst, uintptr_t site)
     struct sp_profiler *p = sp_current_profiler();
     if (sp_cfg.disable || !p || !SP_LOAD(p->active))
         return;
-    int region = fork_region(p, site);
+    int region = fork_region(p, kind, site);
     /* Excluded by SCOPE_PROFILER_INCLUDE/EXCLUDE: no call, no edge. */
     if (region < 0 || !sp_region_get(p, (uint32_t)region)->wanted)
         return;

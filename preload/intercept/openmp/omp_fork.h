@@ -28,9 +28,11 @@ struct sp_omp_instance {
     int published;
 };
 
+/* What forks: region "omp parallel" or "omp teams" (host teams). */
+enum { SP_OMP_PARALLEL, SP_OMP_TEAMS, SP_OMP_NUM_KINDS };
 /* On the encountering thread, before the team starts.  `site` is a return
  * address or code address inside the construct (its call site). */
-void sp_omp_fork_begin(struct sp_omp_instance *inst, uintptr_t site);
+void sp_omp_fork_begin(struct sp_omp_instance *inst, int kind, uintptr_t site);
 /* On the encountering thread, after the team joined. */
 void sp_omp_fork_end(struct sp_omp_instance *inst);
 /* On a thread of the team as its implicit task starts; 1 when it began a

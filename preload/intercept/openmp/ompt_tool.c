@@ -65,7 +65,7 @@ static void on_parallel_begin(sp_ompt_data *encountering_task, const void *encou
     if (!inst)
         return;
     /* codeptr_ra: the return address of the runtime call in the construct */
-    sp_omp_fork_begin(inst, (uintptr_t)codeptr_ra);
+    sp_omp_fork_begin(inst, SP_OMP_PARALLEL, (uintptr_t)codeptr_ra);
     if (!inst->profiler) {
         free(inst);
         return;
