@@ -93,30 +93,43 @@ static void check_team_edges(const sp_profile *p, size_t instances, int workers_
     const sp_row *par = harness_row(p, 0, "omp parallel");
     cr_assert_not_null(par);
     cr_assert_not_null(p->fork_parent_ids, "no events/fork_parent_ids column");
+    /* position of each call id, and the number of calls forked from it */
+    size_t n = p->num_events;
+    int64_t *at = malloc(n * sizeof *at);
+    int *children = calloc(n, sizeof *children);
+    cr_assert(at && children);
+    for (size_t i = 0; i < n; i++)
+        at[i] = -1;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert(p->call_ids[i] >= 0 && (size_t)p->call_ids[i] < n);
+        at[p->call_ids[i]] = (int64_t)i;
+    }
     size_t edges = 0;
-    for (size_t i = 0; i < p->num_events; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (p->fork_parent_ids[i] < 0)
             continue;
         edges++;
         cr_assert(i >= par->offset && i < par->offset + par->count,
                   "a fork edge on a call that is not 'omp parallel'");
-        int64_t parent = event_of_call(p, p->fork_parent_ids[i]);
+        cr_assert_lt(p->fork_parent_ids[i], (int64_t)n);
+        int64_t parent = at[p->fork_parent_ids[i]];
         cr_assert(parent >= (int64_t)par->offset && parent < (int64_t)(par->offset + par->count));
         cr_assert_neq(p->thread_ids[parent], p->thread_ids[i]);
+        cr_assert_eq(p->parent_ids[i], -1, "a worker's call is a root of its lane");
+        children[parent]++;
     }
     cr_assert_eq(edges, instances * (size_t)workers_each, "%zu fork edges", edges);
     size_t forked = 0;
     for (uint64_t k = 0; k < par->count; k++) {
-        int64_t id = p->call_ids[par->offset + k];
-        int children = 0;
-        for (size_t i = 0; i < p->num_events; i++)
-            children += p->fork_parent_ids[i] == id;
-        if (children) {
-            cr_assert_eq(children, workers_each, "an instance with %d workers", children);
+        int c = children[par->offset + k];
+        if (c) {
+            cr_assert_eq(c, workers_each, "an instance with %d workers", c);
             forked++;
         }
     }
     cr_assert_eq(forked, instances);
+    free(at);
+    free(children);
 }
 
 static void parallel_in_region(const char *runtime)
@@ -383,7 +396,7 @@ Test(openmp, mpi_openmp_mpich, .timeout = 120) { mpi_openmp("mpich"); }
 /* Under a 1 MiB memory cap the 160,000 calls are spilled: every fork edge
  * still names the right calls (the writer resolves them from the spilled
  * events). */
-Test(openmp, fork_edges_survive_the_memory_cap, .timeout = 120)
+Test(openmp, fork_edges_survive_the_memory_cap, .timeout = 300)
 {
     struct harness_run run;
     const char *env[] = {"OMP_DYNAMIC=false", "SCOPE_PROFILER_MAX_MEMORY=1M", NULL};
@@ -401,7 +414,7 @@ Test(openmp, fork_edges_survive_the_memory_cap, .timeout = 120)
 
 /* Killed: the spill file holds the fork edges, and `scopeprof recover`
  * writes them. */
-Test(openmp, recover_keeps_the_fork_edges_of_a_killed_run, .timeout = 120)
+Test(openmp, recover_keeps_the_fork_edges_of_a_killed_run, .timeout = 300)
 {
     struct harness_run run;
     const char *env[] = {"OMP_DYNAMIC=false", "SCOPE_PROFILER_MAX_MEMORY=1M", NULL};
