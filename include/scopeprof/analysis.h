@@ -34,6 +34,7 @@ typedef struct sp_selection {
     regex_t include, exclude; /* POSIX extended, matched anywhere in the name */
     int has_from, has_to, has_min_duration;
     double from_s, to_s, min_duration_s;
+    int no_graft;         /* --no-graft: forked work stays on its own lane */
 } sp_selection;
 
 void sp_selection_init(sp_selection *sel);
@@ -122,6 +123,23 @@ void sp_rank_data_free(sp_rank_data *data);
  * from thread_ids / task_ids when the columns exist. */
 int sp_rank_calls(const sp_profile *profile, uint32_t rank, sp_calls *out,
                   char *err, size_t errlen);
+
+/* fork_graft.c: merged views (report tree, flame, folded, .prof) hang
+ * forked calls under their fork parent (events/fork_parent_ids): an OpenMP
+ * worker's implicit task merges into its encountering thread's
+ * "omp parallel" call, a pthread's root calls go under the call open at
+ * pthread_create.  Reorders the calls (parents first; parent/depth/lane
+ * columns updated).  No-op without the column.  0, or -1 out of memory. */
+typedef struct sp_graft_info {
+    int64_t *fork_of;     /* calls.n: new index of the call's fork parent, -1 none */
+    int64_t *own_lane;    /* calls.n: the call's lane before grafting */
+} sp_graft_info;
+/* info may be NULL; else filled with malloc'd arrays (both NULL when
+ * nothing was grafted); free with sp_graft_info_free. */
+int sp_rank_data_graft(const sp_profile *profile, sp_rank_data *data, sp_graft_info *info);
+void sp_graft_info_free(sp_graft_info *info);
+/* Graft in merged views?  Not with --no-graft or a --lanes selection. */
+int sp_selection_grafts(const sp_selection *sel);
 
 /* Source of call i: row's source_file ("" unknown) and line (-1 unknown). */
 const sp_row *sp_rank_data_row(const sp_profile *profile, const sp_rank_data *data, size_t i);

@@ -56,6 +56,10 @@ typedef struct sp_thread_row {
     int8_t daemon;
     int64_t start_ns, end_ns, cpu_ns; /* start/end relative to run start; -1 unknown */
     char *name;
+    /* "main", "pthread", "openmp", "mpi", "other"; NULL or "" unknown
+     * (files before the column) */
+    char *kind;
+    int64_t omp_thread_num;           /* OpenMP worker's thread number, -1 none */
 } sp_thread_row;
 
 typedef struct sp_task_row {
@@ -133,6 +137,11 @@ typedef struct sp_profile {
     uint32_t num_ranks;   /* max(mpi_size, max rank + 1), 0 without rows */
 
     int64_t *extra[SP_EXTRA_N]; /* NULL when absent; -1 = not applicable */
+    /* The call a call was forked from, on another lane (an OpenMP worker's
+     * implicit task -> the encountering thread's "omp parallel" call; a
+     * pthread's root calls -> the call open at pthread_create); -1 none.
+     * NULL when absent (docs/tasks.md). */
+    int64_t *fork_parent_ids;
 } sp_profile;
 
 /* Allocation helpers: every function returns 0 on success, -1 on failure

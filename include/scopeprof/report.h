@@ -51,6 +51,12 @@ typedef struct sp_report_node {
     int recursive;            /* the region also appears on an ancestor node */
     uint64_t calls;
     int64_t inclusive, exclusive, minimum, maximum;
+    /* Forked regions (OpenMP "omp parallel" with its workers merged in):
+     * the lanes that ran it (summed over ranks), their total and largest
+     * per-lane time, and the workers' wait in the closing barrier (from a
+     * worker's end to its encountering thread's end).  0 elsewhere. */
+    uint64_t fork_lanes;
+    int64_t fork_lane_total, fork_lane_max, fork_barrier;
 } sp_report_node;
 
 typedef struct sp_report_tree {
@@ -99,6 +105,10 @@ typedef struct sp_report_thread_row {
     int64_t cpu_ns;           /* -1 unknown */
     double cpu_percent;       /* cpu / wall * 100; -1 unknown */
     uint64_t calls;           /* calls recorded on the thread (its tasks' included) */
+    const char *kind;         /* "" unknown; points into the profile */
+    char label[64];           /* sp_lane_label: "omp N" for OpenMP workers */
+    int64_t idle_ns;          /* OpenMP worker: wall time outside its implicit
+                                 tasks (between parallel regions); -1 otherwise */
 } sp_report_thread_row;
 
 typedef struct sp_report_task_row {
@@ -183,6 +193,10 @@ int sp_report_tree_init(sp_report_tree *tree, uint32_t rank, int64_t lane);
 void sp_report_tree_free(sp_report_tree *tree);
 /* Add the calls of a reconstruction (those with lane == `lane` when lane is
  * not SP_REPORT_ALL_LANES and calls->lane is set).  0 or -1 (out of memory). */
+/* As sp_report_tree_add_calls (all lanes), then the fork statistics of the
+ * nodes of calls merged with their fork parent (sp_graft_info). */
+int sp_report_tree_add_forks(sp_report_tree *tree, const sp_calls *calls,
+                             const int64_t *fork_of, const int64_t *own_lane);
 int sp_report_tree_add_calls(sp_report_tree *tree, const sp_calls *calls, int64_t lane);
 /* Add every node of `from` under the same paths.  0 or -1. */
 int sp_report_tree_merge(sp_report_tree *into, const sp_report_tree *from);

@@ -4,7 +4,10 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "openmp/omp_fork.h"
+#include "record/forks.h"
 #include "record/recorder.h"
 
 struct start_args {
@@ -20,6 +23,27 @@ static void *thread_start(void *raw)
     if (a.record)
         sp_thread_attach(a.record);
     return a.fn(a.arg);
+}
+
+/* Threads an MPI library (or its runtime layers: PMIx, UCX, libfabric...)
+ * starts for itself, recognised by the library that called
+ * pthread_create: kind "mpi" in the thread table. */
+static const char *kind_of_creator(const void *caller)
+{
+    static const char *const mpi_libraries[] = {
+        "libmpi", "libopen-pal", "libopen-rte", "libpmix", "libprrte", "libmpich",
+        "libucs", "libucp", "libuct", "libfabric", "libpsm", "libhcoll", "libevent_core-",
+        "libevent_pthreads-", "libhwloc",
+    };
+    Dl_info info;
+    if (!caller || !dladdr(caller, &info) || !info.dli_fname)
+        return "pthread";
+    const char *base = strrchr(info.dli_fname, '/');
+    base = base ? base + 1 : info.dli_fname;
+    for (size_t i = 0; i < sizeof mpi_libraries / sizeof *mpi_libraries; i++)
+        if (!strncmp(base, mpi_libraries[i], strlen(mpi_libraries[i])))
+            return "mpi";
+    return "pthread";
 }
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,
@@ -47,6 +71,20 @@ SP_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
         pthread_attr_getdetachstate(attr, &state);
     a->record = sp_thread_new(state == PTHREAD_CREATE_DETACHED);
     struct sp_thread *record = a->record;
+    if (record) {
+        const char *kind = kind_of_creator(__builtin_return_address(0));
+        pthread_mutex_lock(&sp_threads_lock); /* finalize may read the row */
+        record->kind = kind;
+        pthread_mutex_unlock(&sp_threads_lock);
+    }
+    /* The creating thread's innermost open call: the new thread's root
+     * calls hang under it in merged views (record/forks.h). */
+    struct sp_profiler *profiler = sp_current_profiler();
+    sp_fork_edge edge;
+    /* A runtime's worker started inside "omp parallel" is linked by the
+     * region's own edges, per implicit task. */
+    int forked = record && sp_fork_open_parent(profiler, &edge) == 0 &&
+                 !sp_omp_is_fork_region(profiler, edge.parent_region);
     int rc = real(thread, attr, thread_start, a);
     if (rc != 0) {
         free(a);
@@ -58,6 +96,12 @@ SP_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
         pthread_mutex_lock(&sp_threads_lock);
         record->ident = (uint64_t)*thread;
         pthread_mutex_unlock(&sp_threads_lock);
+        if (forked) {
+            edge.child_thread = record->index;
+            edge.child_ordinal = -1;
+            edge.child_region = 0;
+            sp_fork_add(profiler, &edge);
+        }
     }
     return rc;
 }

@@ -240,6 +240,8 @@ static void collect_threads(struct sp_profiler *p, struct collected *c, size_t *
         row->end_ns = t->alive ? -1 : t->end_ns - p->start_ns;
         row->cpu_ns = SP_LOAD(t->cpu_ns);
         row->name = (char *)t->name;
+        row->kind = (char *)t->kind;
+        row->omp_thread_num = t->omp_thread_num;
     }
     if (!c->threads)
         *count = 0;
@@ -460,6 +462,8 @@ int sp_profiler_write(struct sp_profiler *p, int final, const char *why)
         .num_mpi = c.num_mpi,
         .mpi = c.mpi,
     };
+    /* Fork edges reach the writer in the handover's FORKS frames (spill.c,
+     * write_tables), like the spilled ones. */
     rc = hand_over(p, final, &cap, c.open_calls, open_total, why, err, sizeof err);
     if (rc == 0)
         sp_debug("wrote %s (%llu calls, %s)", path, (unsigned long long)c.events, why);

@@ -20,6 +20,7 @@
 #include "spill.h"
 #include "record/mpi_side.h"
 #include "model/spill_format.h"
+#include "record/forks.h"
 
 
 /* Spill state of one profiler (indexed by its slot). */
@@ -33,6 +34,7 @@ struct spill_file {
     int32_t rank_written, size_written;
     uint8_t *thread_written;    /* by thread index */
     size_t thread_cap;
+    size_t forks_cursor;        /* fork edges written (record/forks.h) */
 };
 
 static pthread_mutex_t spill_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -330,6 +332,22 @@ static int write_tables(struct spill_file *f, struct sp_profiler *p, struct sp_t
             return -1;
         f->thread_written[index] = 1;
     }
+    /* Fork edges kept since the last spill, so that `scopeprof recover`
+     * (and any reader of the file alone) can graft forked work. */
+    size_t cursor = f->forks_cursor, count = 0;
+    sp_fork_edge *forks = sp_forks_since(p, &cursor, &count);
+    int rc = 0;
+    for (size_t at = 0; at < count && rc == 0;) {
+        /* frames stay well below SP_SPILL_MAX_PAYLOAD */
+        size_t n = count - at < 65536 ? count - at : 65536;
+        rc = write_frame(f, SP_SPILL_FRAME_FORKS, 0, (uint32_t)n, 0, forks + at,
+                         n * sizeof *forks, NULL, 0, NULL, 0);
+        at += n;
+    }
+    free(forks);
+    if (rc != 0)
+        return -1;
+    f->forks_cursor = cursor;
     return 0;
 }
 

@@ -124,6 +124,11 @@ struct sp_thread {
     int32_t task;           /* current task, -1: the thread's own stack */
     struct sp_lane **lanes; /* indexed by profiler slot */
     uint32_t num_lanes;
+    /* "main", "pthread", "openmp", "mpi" or "other" (a string literal)
+     * and the OpenMP thread number of a worker (-1 none), for the thread
+     * table (docs/tasks.md); changed under sp_threads_lock. */
+    const char *kind;
+    int32_t omp_thread_num;
 };
 
 struct sp_profiler {

@@ -89,6 +89,8 @@ struct sp_thread *sp_thread_new(int daemon)
     t->start_ns = sp_clock_ns();
     t->end_ns = -1;
     t->cpu_ns = -1;
+    t->kind = "other";
+    t->omp_thread_num = -1;
 
     pthread_mutex_lock(&sp_threads_lock);
     if (sp_num_threads == threads_cap) {
@@ -121,8 +123,10 @@ void sp_thread_attach(struct sp_thread *t)
      * CPU the new thread spends before it gets here (stack, TLS set-up) is
      * in its CPU clock, so its wall time must include it too. */
     SP_STORE(t->cpu_ns, cpu);
-    if (tid == getpid())
+    if (tid == getpid()) {
         snprintf(t->name, sizeof t->name, "MainThread");
+        t->kind = "main";
+    }
     pthread_mutex_unlock(&sp_threads_lock);
 
     sp_tls_thread = t;

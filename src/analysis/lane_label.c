@@ -22,11 +22,35 @@ static const sp_task_row *find_task(const sp_profile *p, uint32_t rank, int64_t 
     return NULL;
 }
 
+/* An OpenMP worker the program never named is "omp N" after its OpenMP
+ * thread number, which does not depend on how many threads the MPI
+ * library started before it; a second worker with the same number (nested
+ * teams) adds its index. */
+static int omp_label(const sp_profile *p, const sp_thread_row *t, char *buf, size_t buflen)
+{
+    if (!t->kind || strcmp(t->kind, "openmp") != 0 || t->omp_thread_num < 1)
+        return -1;
+    char dflt[32];
+    snprintf(dflt, sizeof dflt, "thread %lld", (long long)t->index);
+    if (t->name && t->name[0] && strcmp(t->name, dflt) != 0)
+        return -1;
+    for (size_t i = 0; i < p->num_threads; i++) {
+        const sp_thread_row *o = &p->threads[i];
+        if (o->rank == t->rank && o->index < t->index && o->kind &&
+            !strcmp(o->kind, "openmp") && o->omp_thread_num == t->omp_thread_num)
+            return snprintf(buf, buflen, "omp %lld (thread %lld)", (long long)t->omp_thread_num,
+                            (long long)t->index);
+    }
+    return snprintf(buf, buflen, "omp %lld", (long long)t->omp_thread_num);
+}
+
 static size_t thread_label(const sp_profile *p, uint32_t rank, int64_t index, char *buf,
                            size_t buflen)
 {
     const sp_thread_row *t = find_thread(p, rank, index);
-    int n = (t && t->name && t->name[0]) ? snprintf(buf, buflen, "%s", t->name)
+    int n = t ? omp_label(p, t, buf, buflen) : -1;
+    if (n < 0)
+        n = (t && t->name && t->name[0]) ? snprintf(buf, buflen, "%s", t->name)
                                          : snprintf(buf, buflen, "thread %lld", (long long)index);
     return n < 0 ? 0 : (size_t)n;
 }

@@ -17,7 +17,9 @@ const char sp_selection_help[] =
     "                        dropped call hang from its nearest kept ancestor\n"
     "      --from S          keep calls ending at or after S seconds after the run start\n"
     "      --to S            keep calls starting at or before S seconds after the run start\n"
-    "      --min-duration S  keep calls lasting at least S seconds\n";
+    "      --min-duration S  keep calls lasting at least S seconds\n"
+    "      --no-graft        merged views keep forked work (OpenMP workers, threads\n"
+    "                        started inside a call) at top level, not under its fork\n";
 
 void sp_selection_init(sp_selection *sel)
 {
@@ -209,6 +211,11 @@ int sp_selection_parse_option(sp_selection *sel, int argc, char **argv, int *i,
         {"--ranks", "-r"}, {"--lanes", NULL}, {"--include", "-i"}, {"--exclude", "-e"},
         {"--from", NULL},  {"--to", NULL},    {"--min-duration", NULL},
     };
+    if (!strcmp(argv[*i], "--no-graft")) {
+        sel->no_graft = 1;
+        (*i)++;
+        return 1;
+    }
     for (size_t k = 0; k < sizeof options / sizeof options[0]; k++) {
         int missing = 0;
         const char *v = option_value(argc, argv, i, options[k].name, options[k].shortname,

@@ -38,5 +38,34 @@ void sp_mpi_match_free(sp_mpi_match *m);
 int sp_mpi_alloc_columns(sp_profile *p, size_t cells);
 void sp_mpi_store(sp_profile *p, size_t at, const sp_capture_mpi *r);
 void sp_mpi_values(const sp_capture_mpi *r, int64_t out[SP_EXTRA_N]);
+/* capture_forks.c: the capture's fork edges as event positions.  Feed
+ * every event of the regions in `wanted` (others may be fed too) with its
+ * output position, in recording order per thread and region; then ask for
+ * the position of each call's fork parent.  Functions return 0 or -1 (out
+ * of memory). */
+typedef struct sp_fork_resolver {
+    const sp_capture *c;
+    int active;               /* some edge to resolve */
+    int linked;               /* after finish: some call has a fork parent */
+    uint8_t *wanted;          /* per capture region */
+    struct fork_key *keys;
+    size_t mask, used;
+    int64_t *pairs;           /* (child position, parent position), by child */
+    size_t num_pairs;
+    int64_t *root_parent;     /* per thread: parent position of its root calls */
+    size_t num_threads;
+} sp_fork_resolver;
+int sp_fork_resolver_init(sp_fork_resolver *r, const sp_capture *c);
+int sp_fork_resolver_see(sp_fork_resolver *r, int64_t thread, uint32_t region, uint64_t pos);
+int sp_fork_resolver_finish(sp_fork_resolver *r);
+/* Position of the fork parent of the call at `pos` (its thread, parent
+ * position on its lane or -1, task or -1), or -1. */
+int64_t sp_fork_resolver_parent(const sp_fork_resolver *r, uint64_t pos, int64_t thread,
+                                int64_t parent, int64_t task);
+void sp_fork_resolver_free(sp_fork_resolver *r);
+
+/* p->fork_parent_ids from the capture's fork edges, once call_ids are
+ * known (left NULL when no edge names a kept call). */
+int sp_capture_add_forks(sp_profile *p, const sp_capture *c, const int64_t *row_of);
 
 #endif /* SCOPEPROF_CAPTURE_INTERNAL_H */

@@ -108,6 +108,7 @@ struct stream {
     size_t num_lanes, lanes_cap;
     struct window win;
     sp_mpi_match *mpi;     /* NULL: no MPI side data */
+    sp_fork_resolver forks; /* fork edges as output positions */
     char *err;
     size_t errlen;
 };
@@ -465,6 +466,14 @@ static int write_window(struct stream *st, struct writer *wr)
     for (int c = MPI_FIRST; c <= MPI_LAST; c++)
         if (w->mpi[c] && put(wr, w, SP_EV_EXTRA + c, w->mpi[c]) < 0)
             return -1;
+    if (sp_h5_sink_has_events(wr->sink, SP_EV_FORK)) {
+        /* fork parents: output positions, i.e. call ids */
+        for (size_t j = 0; j < n; j++)
+            w->end[j] = sp_fork_resolver_parent(&st->forks, w->first + j, w->thread[j],
+                                                w->parent[j], w->task ? w->task[j] : -1);
+        if (put(wr, w, SP_EV_FORK, w->end) < 0)
+            return -1;
+    }
     /* the next window starts in the row holding this window's last event */
     while (wr->row + 1 < st->skel->num_rows &&
            st->skel->rows[wr->row + 1].offset <= w->first + w->count)
@@ -614,8 +623,9 @@ static int write_file(struct stream *st, uint64_t window, char *warning, size_t 
     layout.has_task_ids = layout.has_await = st->has_tasks;
     for (int k = MPI_FIRST; st->mpi && k <= MPI_LAST; k++)
         layout.has_extra[k] = 1;
+    layout.has_fork = st->nested && c->track_threads && st->forks.linked;
     int columns = 2 + 2 * st->nested + layout.has_thread_ids + 2 * st->has_tasks +
-                  (st->mpi ? MPI_LAST - MPI_FIRST + 1 : 0);
+                  (st->mpi ? MPI_LAST - MPI_FIRST + 1 : 0) + layout.has_fork;
     if (sp_h5_publish_reserve(&pub, bound_bytes(p, columns), st->err, st->errlen) != 0) {
         sp_h5_publish_abort(&pub);
         goto out;
@@ -667,8 +677,47 @@ out:
     return rc;
 }
 
+/* One forward pass: output positions of the calls the fork edges name
+ * (call ids are output positions here).  Memory: the edges only. */
+static int resolve_forks(struct stream *st)
+{
+    const sp_capture *c = st->c;
+    if (sp_fork_resolver_init(&st->forks, c) != 0)
+        goto oom;
+    if (!st->forks.active)
+        return 0;
+    uint64_t *fill = calloc(c->num_regions ? c->num_regions : 1, sizeof *fill);
+    if (!fill)
+        goto oom;
+    for (size_t k = 0; k < st->source.num_segments; k++) {
+        sp_capture_chunk ch;
+        if (sp_source_chunk(&st->source, k, &ch, st->err, st->errlen) != 0) {
+            free(fill);
+            return -1;
+        }
+        for (size_t i = 0; i < ch.count; i++) {
+            uint32_t r = ch.events[i].region;
+            if (r >= c->num_regions || st->row_of[r] < 0 || !st->forks.wanted[r])
+                continue;
+            uint64_t pos = st->skel->rows[st->row_of[r]].offset + fill[r]++;
+            if (sp_fork_resolver_see(&st->forks, ch.thread, r, pos) != 0) {
+                free(fill);
+                goto oom;
+            }
+        }
+    }
+    free(fill);
+    if (sp_fork_resolver_finish(&st->forks) != 0)
+        goto oom;
+    return 0;
+oom:
+    snprintf(st->err, st->errlen, "out of memory resolving fork edges");
+    return -1;
+}
+
 static void stream_free(struct stream *st)
 {
+    sp_fork_resolver_free(&st->forks);
     sp_source_close(&st->source);
     sp_profile_free(st->skel);
     free(st->counts);
@@ -734,6 +783,8 @@ int sp_capture_write_stream(const sp_capture *c, uint64_t window, uint64_t *even
         snprintf(err, errlen, "out of memory");
         goto out;
     }
+    if (resolve_forks(&st) != 0)
+        goto out;
     if (window == 0)
         window = window_events(&st, c->max_memory);
     if (write_file(&st, window, warning, warnlen) == 0) {

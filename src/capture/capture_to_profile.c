@@ -44,8 +44,9 @@ static int copy_threads(sp_profile *p, const sp_capture *c)
         p->threads[i] = c->threads[i];
         p->threads[i].rank = (uint32_t)c->rank;
         p->threads[i].name = dup_or_empty(c->threads[i].name);
+        p->threads[i].kind = dup_or_empty(c->threads[i].kind);
         p->num_threads++;
-        if (!p->threads[i].name)
+        if (!p->threads[i].name || !p->threads[i].kind)
             return -1;
     }
     return 0;
@@ -411,7 +412,8 @@ sp_profile *sp_capture_to_profile(const sp_capture *c, char *warning, size_t war
     /* Summary statistics are left to the writer, which computes them from
      * the events of every profile it writes (h5_layout.c). */
 
-    if (add_call_tree(p, c, row_of, has_tasks, warning, warnlen) != 0)
+    if (add_call_tree(p, c, row_of, has_tasks, warning, warnlen) != 0 ||
+        sp_capture_add_forks(p, c, row_of) != 0)
         goto oom;
     sp_source_close(&source);
     sp_mpi_match_free(pass.mpi);

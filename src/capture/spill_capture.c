@@ -26,6 +26,8 @@ struct sp_spill_capture_owned {
     size_t num_pairs;
     const char **files;
     int32_t rank;
+    sp_fork_edge *forks;        /* fork edges (OpenMP regions, threads started in a call) */
+    size_t num_forks, forks_cap;
 };
 
 static char *keep(struct sp_spill_capture_owned *o, char *s)
@@ -303,6 +305,23 @@ static int take_capture(sp_spill_capture *c, const unsigned char *p)
     return c->capture.path && c->why ? 0 : -1;
 }
 
+static int take_forks(struct sp_spill_capture_owned *o, const void *payload, uint32_t count)
+{
+    if (o->num_forks + count > o->forks_cap) {
+        size_t cap = o->forks_cap ? o->forks_cap : 256;
+        while (cap < o->num_forks + count)
+            cap *= 2;
+        sp_fork_edge *grown = realloc(o->forks, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        o->forks = grown;
+        o->forks_cap = cap;
+    }
+    memcpy(o->forks + o->num_forks, payload, (size_t)count * sizeof *o->forks);
+    o->num_forks += count;
+    return 0;
+}
+
 static int read_file(sp_spill_capture *c, const char *path, size_t *regions_used,
                      size_t *threads_used, int first, char *err, size_t errlen)
 {
@@ -353,6 +372,9 @@ static int read_file(sp_spill_capture *c, const char *path, size_t *regions_used
             break;
         case SP_SPILL_FRAME_CAPTURE:
             bad = take_capture(c, payload);
+            break;
+        case SP_SPILL_FRAME_FORKS:
+            bad = take_forks(o, payload, frame.count);
             break;
         case SP_SPILL_FRAME_EVENTS: {
             const sp_event *e = payload;
@@ -450,6 +472,8 @@ int sp_spill_capture_load(const char *const *files, size_t n, sp_spill_capture *
     c->capture.threads = o->threads;
     c->capture.num_tasks = o->num_tasks;
     c->capture.tasks = o->tasks;
+    c->capture.num_fork_edges = o->num_forks;
+    c->capture.fork_edges = o->forks;
     c->capture.num_meta = o->num_meta;
     c->capture.meta = o->meta;
     c->meta_cap = o->meta_cap;
@@ -511,6 +535,7 @@ void sp_spill_capture_free(sp_spill_capture *c)
     free(o->strings);
     free(o->pairs);
     free(o->files);
+    free(o->forks);
     free(o);
     memset(c, 0, sizeof *c);
 }

@@ -100,6 +100,8 @@ static int frame_shape_ok(const sp_spill_frame *h)
         return h->length >= sizeof(sp_spill_meta);
     case SP_SPILL_FRAME_CAPTURE:
         return h->length >= sizeof(sp_spill_capture_frame);
+    case SP_SPILL_FRAME_FORKS:
+        return (uint64_t)h->count * sizeof(sp_fork_edge) == h->length;
     case SP_SPILL_FRAME_EVENTS: {
         uint64_t per = sizeof(sp_event) + (h->flags & SP_SPILL_FLAG_AWAIT ? sizeof(int64_t) : 0);
         return (uint64_t)h->count * per == h->length;

@@ -29,7 +29,8 @@ static const char report_help[] =
     "sections (default: all that apply; several may be given):\n"
     "      --tree           the call tree, merged over ranks and lanes\n"
     "      --flat           the flat profile\n"
-    "      --threads        the thread and task tables\n"
+    "      --threads[=all]  the thread and task tables (threads that recorded no\n"
+    "                       call only with =all)\n"
     "      --ranks-table    per-region statistics over ranks\n"
     "      --mpi            MPI: time, waits, bytes, message sizes, traffic\n"
     "\n"
@@ -236,6 +237,15 @@ static void print_node(const printer *p, const sp_report *r, const sp_report_tre
     time_cell(p, n->calls ? (int64_t)((double)n->inclusive / (double)n->calls + 0.5) : -1, 7);
     time_cell(p, n->minimum, 7);
     time_cell(p, n->maximum, 7);
+    if (n->fork_lanes > 1) {
+        /* imbalance: the busiest thread's time over the mean thread's */
+        double mean = (double)n->fork_lane_total / (double)n->fork_lanes;
+        fprintf(p->out, "  %s%llu threads, imbalance %.2f, barrier", dim(p),
+                (unsigned long long)n->fork_lanes,
+                mean > 0 ? (double)n->fork_lane_max / mean : 1.0);
+        time_cell(p, n->fork_barrier, 0);
+        fprintf(p->out, "%s", reset(p));
+    }
     fputc('\n', p->out);
 }
 
@@ -330,7 +340,7 @@ static void print_flat(const printer *p, const sp_report *r)
 
 /* ---- threads and tasks ---------------------------------------------------------- */
 
-static void print_threads(const printer *p, const sp_report *r)
+static void print_threads(const printer *p, const sp_report *r, int all_threads)
 {
     int ranked = r->num_ranks > 1;
     if (r->num_threads) {
@@ -338,22 +348,27 @@ static void print_threads(const printer *p, const sp_report *r)
         fprintf(p->out, "%s", dim(p));
         if (ranked)
             fprintf(p->out, "%5s ", "rank");
-        fprintf(p->out, "%-*s", ranked ? 30 : 36, "thread");
+        fprintf(p->out, "%-*s", ranked ? 14 : 20, "thread");
+        fprintf(p->out, "%-7s", "kind");
         cell(p, "wall", 9);
         cell(p, "CPU", 9);
         cell(p, "CPU/wall", 8);
         cell(p, "calls", 10);
+        cell(p, "idle", 9);
         fprintf(p->out, "%s\n", reset(p));
+        size_t hidden = 0;
         for (size_t k = 0; k < r->num_threads; k++) {
             const sp_report_thread_row *t = &r->threads[k];
+            /* Runtime threads (MPI progress, OpenMP spares) that recorded
+             * nothing only crowd the table. */
+            if (!t->calls && !all_threads) {
+                hidden++;
+                continue;
+            }
             if (ranked)
                 fprintf(p->out, "%5u ", t->rank);
-            char name[256];
-            if (t->name[0])
-                snprintf(name, sizeof name, "%s", t->name);
-            else
-                snprintf(name, sizeof name, "thread %lld", (long long)t->index);
-            name_cell(p, 0, name, NULL, ranked ? 30 : 36);
+            name_cell(p, 0, t->label, NULL, ranked ? 14 : 20);
+            fprintf(p->out, "%-7s", t->kind[0] ? t->kind : "-");
             time_cell(p, t->wall_ns, 9);
             time_cell(p, t->cpu_ns, 9);
             char pct[32];
@@ -363,8 +378,12 @@ static void print_threads(const printer *p, const sp_report *r)
                 snprintf(pct, sizeof pct, "%.1f%%", t->cpu_percent);
             cell(p, pct, 8);
             count_cell(p, t->calls, 10);
+            time_cell(p, t->idle_ns, 9);
             fputc('\n', p->out);
         }
+        if (hidden)
+            fprintf(p->out, "%s%zu thread%s without calls not shown (--threads=all)%s\n", dim(p),
+                    hidden, hidden == 1 ? "" : "s", reset(p));
     }
     if (r->num_tasks) {
         section(p, "Tasks");
@@ -481,7 +500,7 @@ int cmd_report(int argc, char **argv)
     sp_selection_init(&sel);
     sp_report_options opt = {.selection = &sel, .sort = SP_SORT_EXCLUSIVE};
     tree_view view = {DEFAULT_TREE_DEPTH, 0};
-    int show = 0, status = 2;
+    int show = 0, status = 2, all_threads = 0;
     const char *format = "text";
     char **files = malloc((size_t)argc * sizeof *files);
     size_t num_files = 0;
@@ -518,6 +537,9 @@ int cmd_report(int argc, char **argv)
             show |= SHOW_FLAT;
         } else if (cli_flag(argv, &i, "--threads", NULL)) {
             show |= SHOW_THREADS;
+        } else if (cli_flag(argv, &i, "--threads=all", NULL)) {
+            show |= SHOW_THREADS;
+            all_threads = 1;
         } else if (cli_flag(argv, &i, "--ranks-table", NULL)) {
             show |= SHOW_RANKS;
         } else if (cli_flag(argv, &i, "--mpi", NULL)) {
@@ -615,7 +637,7 @@ int cmd_report(int argc, char **argv)
     if (show & SHOW_FLAT)
         print_flat(&p, &report);
     if ((show & SHOW_THREADS) && (report.num_threads || report.num_tasks))
-        print_threads(&p, &report);
+        print_threads(&p, &report, all_threads);
     else if (show == SHOW_THREADS)
         fprintf(stdout, "\n(no thread or task table in %s)\n",
                 num_files == 1 ? files[0] : "these files");

@@ -63,6 +63,12 @@ int sp_export_folded(FILE *out, const sp_profile *profile, const sp_export_optio
             rc = -1;
             break;
         }
+        if (sp_selection_grafts(sel) && sp_rank_data_graft(profile, &data, NULL) != 0) {
+            snprintf(err, errlen, "out of memory grafting forked calls of rank %u", ranks[k]);
+            sp_rank_data_free(&data);
+            rc = -1;
+            break;
+        }
         if (data.calls.n) {
             int64_t top = sp_path_tree_child(&tree, -1, SP_PATH_RANK, ranks[k]);
             if (top < 0 || sp_path_tree_add(&tree, profile, &data, top, 1, NULL) < 0) {

@@ -110,6 +110,8 @@ static void write_row(sp_json *j, const sp_profile *p, const sp_row *row)
         column(j, "task_ids", p->task_ids, row);
     if (p->await_ns)
         column(j, "await_ns", p->await_ns, row);
+    if (p->fork_parent_ids)
+        column(j, "fork_parent_ids", p->fork_parent_ids, row);
     if (row->exclusive_total >= 0) {
         sp_json_key(j, "exclusive_total_ns");
         sp_json_int(j, row->exclusive_total);
@@ -160,6 +162,10 @@ static void write_threads(sp_json *j, const sp_profile *p, const uint32_t *ranks
             sp_json_key(j, "start_ns"); sp_json_int(j, th->start_ns);
             sp_json_key(j, "end_ns"); sp_json_int(j, th->end_ns);
             sp_json_key(j, "cpu_ns"); sp_json_int(j, th->cpu_ns);
+            if (th->kind && th->kind[0]) { /* files before issue 15 have none */
+                sp_json_key(j, "kind"); sp_json_string(j, th->kind);
+                sp_json_key(j, "omp_thread_num"); sp_json_int(j, th->omp_thread_num);
+            }
             sp_json_end_object(j);
         }
         sp_json_end_array(j);

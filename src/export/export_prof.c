@@ -314,9 +314,14 @@ int sp_export_prof(FILE *out, const sp_profile *profile, uint32_t rank,
                    const sp_export_options *options, char *err, size_t errlen)
 {
     sp_rank_data data;
-    if (sp_rank_data_load(profile, rank, options ? options->selection : NULL, &data, err,
-                          errlen) < 0)
+    const sp_selection *sel = options ? options->selection : NULL;
+    if (sp_rank_data_load(profile, rank, sel, &data, err, errlen) < 0)
         return -1;
+    if (sp_selection_grafts(sel) && sp_rank_data_graft(profile, &data, NULL) != 0) {
+        snprintf(err, errlen, "out of memory grafting forked calls of rank %u", rank);
+        sp_rank_data_free(&data);
+        return -1;
+    }
     char root_name[512];
     snprintf(root_name, sizeof root_name, "<%s rank %u>", sp_export_label(profile, options), rank);
     fputc('{', out);

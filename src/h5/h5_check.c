@@ -131,6 +131,21 @@ static void check_call_ids(const sp_profile *prof, sp_problems *p)
                        "others) that is no call of that rank", name_of(prof, row), row->rank,
                        (unsigned long long)bad, (long long)example);
     }
+    /* fork parents (docs/tasks.md): -1 or a call of the same rank */
+    for (size_t r = 0; prof->fork_parent_ids && r < prof->num_rows; r++) {
+        const sp_row *row = &prof->rows[r];
+        uint64_t bad = 0;
+        int64_t example = 0;
+        for (uint64_t j = 0; j < row->count; j++) {
+            int64_t fork = prof->fork_parent_ids[row->offset + j];
+            if (fork != -1 && !has_key(keys, n, row->rank, fork) && !bad++)
+                example = fork;
+        }
+        if (bad)
+            sp_problem(p, "region '%s' of rank %u: %llu events have fork parent id %lld (and "
+                       "others) that is no call of that rank", name_of(prof, row), row->rank,
+                       (unsigned long long)bad, (long long)example);
+    }
     free(keys);
 }
 

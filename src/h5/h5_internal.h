@@ -111,6 +111,7 @@ typedef struct sp_h5_layout {
     int has_gpu, has_call_ids, has_parent_ids, has_thread_ids, has_task_ids, has_await;
     int has_thread_table, has_task_table;
     int has_extra[SP_EXTRA_N];  /* optional columns of profile.h */
+    int has_fork;           /* events/fork_parent_ids */
 } sp_h5_layout;
 
 /* Events a profile really holds in its rows (the writer packs them). */
@@ -120,7 +121,7 @@ void sp_h5_layout_add(sp_h5_layout *layout, const sp_profile *profile);
 
 /* Event columns, in the order a file lists them. */
 enum { SP_EV_START, SP_EV_DUR, SP_EV_GPU, SP_EV_CALL, SP_EV_PARENT, SP_EV_THREAD,
-       SP_EV_TASK, SP_EV_AWAIT, SP_EV_EXTRA, SP_EV_N = SP_EV_EXTRA + SP_EXTRA_N };
+       SP_EV_TASK, SP_EV_AWAIT, SP_EV_FORK, SP_EV_EXTRA, SP_EV_N = SP_EV_EXTRA + SP_EXTRA_N };
 /* Chunk of compressed event columns, in elements (128 KiB of int64): small
  * enough that the default 1 MiB chunk cache holds several while a merge
  * appends input after input. */

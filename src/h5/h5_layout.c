@@ -32,7 +32,7 @@ static const struct column agg_cols[AG_N] = {
 
 static const char *const fixed_event_names[SP_EV_EXTRA] = {
     "start_deltas", "durations", "gpu_durations", "call_ids", "parent_ids",
-    "thread_ids", "task_ids", "await_ns",
+    "thread_ids", "task_ids", "await_ns", "fork_parent_ids",
 };
 
 static const char *event_name(int c)
@@ -41,11 +41,11 @@ static const char *event_name(int c)
 }
 
 enum { TH_RANK, TH_INDEX, TH_IDENT, TH_NATIVE, TH_DAEMON, TH_START, TH_END, TH_CPU,
-       TH_NAME, TH_N };
+       TH_NAME, TH_KIND, TH_OMP, TH_N };
 static const struct column thread_cols[TH_N] = {
     {"ranks", K_U32}, {"index", K_I64}, {"ident", K_I64}, {"native_id", K_I64},
     {"daemon", K_I8}, {"start_ns", K_I64}, {"end_ns", K_I64}, {"cpu_ns", K_I64},
-    {"name", K_STR},
+    {"name", K_STR}, {"kind", K_STR}, {"omp_thread_num", K_I64},
 };
 
 enum { TK_RANK, TK_INDEX, TK_THREAD, TK_CREATED, TK_DONE, TK_STEPS, TK_RUNNING,
@@ -86,6 +86,7 @@ void sp_h5_layout_add(sp_h5_layout *layout, const sp_profile *profile)
     layout->has_await |= profile->await_ns != NULL;
     for (int c = 0; c < SP_EXTRA_N; c++)
         layout->has_extra[c] |= profile->extra[c] != NULL;
+    layout->has_fork |= profile->fork_parent_ids != NULL;
     if (profile->has_thread_table) {
         layout->has_thread_table = 1;
         layout->num_threads += profile->num_threads;
@@ -173,7 +174,7 @@ static int create_events(sp_h5_sink *sink)
 {
     const sp_h5_layout *l = &sink->layout;
     int present[SP_EV_N] = {1, 1, l->has_gpu, l->has_call_ids, l->has_parent_ids,
-                         l->has_thread_ids, l->has_task_ids, l->has_await};
+                         l->has_thread_ids, l->has_task_ids, l->has_await, l->has_fork};
     for (int c = 0; c < SP_EXTRA_N; c++)
         present[SP_EV_EXTRA + c] = l->has_extra[c];
     int compress = l->num_events >= SP_COMPRESS_MIN_EVENTS;
@@ -349,10 +350,11 @@ static int put_index_rows(sp_h5_sink *sink, const sp_profile *profile,
 /* Event column c of the profile's rows, packed row after row. */
 static void fill_event_column(const sp_profile *profile, int c, int64_t *out)
 {
-    static const int64_t fixed_missing[SP_EV_EXTRA] = {0, 0, -1, -1, -1, -1, -1, 0};
+    static const int64_t fixed_missing[SP_EV_EXTRA] = {0, 0, -1, -1, -1, -1, -1, 0, -1};
     const int64_t *fixed_src[SP_EV_EXTRA] = {NULL, NULL, profile->gpu, profile->call_ids,
                                 profile->parent_ids, profile->thread_ids,
-                                profile->task_ids, profile->await_ns};
+                                profile->task_ids, profile->await_ns,
+                                profile->fork_parent_ids};
     const int64_t *src[SP_EV_N];
     int64_t missing[SP_EV_N];
     for (int i = 0; i < SP_EV_N; i++) {
@@ -411,6 +413,8 @@ static int put_threads(sp_h5_sink *sink, const sp_profile *profile)
             case TH_START: s.num.i64[i] = t->start_ns; break;
             case TH_END: s.num.i64[i] = t->end_ns; break;
             case TH_CPU: s.num.i64[i] = t->cpu_ns; break;
+            case TH_KIND: s.str[i] = or_empty(t->kind, ""); break;
+            case TH_OMP: s.num.i64[i] = t->kind && t->kind[0] ? t->omp_thread_num : -1; break;
             default: s.str[i] = or_empty(t->name, ""); break;
             }
         }

@@ -12,6 +12,7 @@ struct totals {
     int thread_table, task_table;
     uint32_t num_ranks;
     int extra[SP_EXTRA_N];
+    int fork;
 };
 
 static void add_totals(struct totals *t, const sp_profile *p)
@@ -28,6 +29,7 @@ static void add_totals(struct totals *t, const sp_profile *p)
     t->await_ns |= p->await_ns != NULL;
     for (int c = 0; c < SP_EXTRA_N; c++)
         t->extra[c] |= p->extra[c] != NULL;
+    t->fork |= p->fork_parent_ids != NULL;
     t->thread_table |= p->has_thread_table;
     t->task_table |= p->has_task_table;
     if (p->num_ranks > t->num_ranks)
@@ -60,6 +62,7 @@ static int allocate(sp_profile *out, const struct totals *t)
     out->await_ns = alloc_column(t->await_ns, t->events, &failed);
     for (int c = 0; c < SP_EXTRA_N; c++)
         out->extra[c] = alloc_column(t->extra[c], t->events, &failed);
+    out->fork_parent_ids = alloc_column(t->fork, t->events, &failed);
     out->has_thread_table = t->thread_table;
     out->has_task_table = t->task_table;
     return failed || !out->rows || !out->threads || !out->tasks ? -1 : 0;
@@ -87,6 +90,8 @@ static void append(sp_profile *out, sp_profile *in, const uint32_t *map)
     copy_column(out->await_ns ? out->await_ns + base : NULL, in->await_ns, n, 0);
     for (int c = 0; c < SP_EXTRA_N; c++)
         copy_column(out->extra[c] ? out->extra[c] + base : NULL, in->extra[c], n, -1);
+    copy_column(out->fork_parent_ids ? out->fork_parent_ids + base : NULL,
+                in->fork_parent_ids, n, -1);
     out->num_events += n;
     for (size_t i = 0; i < in->num_rows; i++) {
         sp_row *r = &out->rows[out->num_rows++];

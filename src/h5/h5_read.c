@@ -308,6 +308,8 @@ static int read_events(hid_t file, sp_profile *profile, int have_stats, sp_probl
     for (int c = 0; c < SP_EXTRA_N; c++)
         sp_h5_table_column(file, p, g, sp_event_extra_names[c], H5T_NATIVE_INT64, n, first, 0,
                            (void **)&profile->extra[c]);
+    sp_h5_table_column(file, p, g, "fork_parent_ids", H5T_NATIVE_INT64, n, first, 0,
+                       (void **)&profile->fork_parent_ids);
     if (p->count > before)
         return -1;
     profile->num_events = (size_t)n;

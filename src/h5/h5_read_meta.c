@@ -81,7 +81,8 @@ static int read_thread_table(hid_t file, sp_profile *profile, sp_problems *p)
     uint32_t *ranks = NULL;
     int64_t *index = NULL, *ident = NULL, *native = NULL, *start = NULL, *end = NULL, *cpu = NULL;
     int8_t *daemon = NULL;
-    char **name = NULL;
+    char **name = NULL, **kind = NULL;
+    int64_t *omp = NULL;
     long before = p->count;
     sp_h5_table_column(file, p, g, "ranks", H5T_NATIVE_UINT32, n, ref, 1, (void **)&ranks);
     sp_h5_table_column(file, p, g, "index", H5T_NATIVE_INT64, n, ref, 1, (void **)&index);
@@ -92,6 +93,8 @@ static int read_thread_table(hid_t file, sp_profile *profile, sp_problems *p)
     sp_h5_table_column(file, p, g, "end_ns", H5T_NATIVE_INT64, n, ref, 0, (void **)&end);
     sp_h5_table_column(file, p, g, "cpu_ns", H5T_NATIVE_INT64, n, ref, 0, (void **)&cpu);
     sp_h5_table_column(file, p, g, "name", -1, n, ref, 0, (void **)&name);
+    sp_h5_table_column(file, p, g, "kind", -1, n, ref, 0, (void **)&kind);
+    sp_h5_table_column(file, p, g, "omp_thread_num", H5T_NATIVE_INT64, n, ref, 0, (void **)&omp);
     int rc = p->count > before ? -1 : 0;
     if (rc == 0) {
         profile->threads = calloc(n ? n : 1, sizeof *profile->threads);
@@ -111,8 +114,10 @@ static int read_thread_table(hid_t file, sp_profile *profile, sp_problems *p)
         t->end_ns = at_i64(end, i, -1);
         t->cpu_ns = at_i64(cpu, i, -1);
         t->name = take_string(name, i);
+        t->kind = take_string(kind, i);
+        t->omp_thread_num = at_i64(omp, i, -1);
         profile->num_threads++;
-        if (!t->name) {
+        if (!t->name || !t->kind) {
             sp_problem(p, "out of memory");
             rc = -1;
         }
@@ -128,6 +133,8 @@ static int read_thread_table(hid_t file, sp_profile *profile, sp_problems *p)
     free(end);
     free(cpu);
     sp_h5_free_strings(name, n);
+    sp_h5_free_strings(kind, n);
+    free(omp);
     return rc;
 }
 

@@ -72,6 +72,19 @@ typedef struct sp_capture_mpi {
     int64_t source;            /* world rank a received message came from */
     int64_t recv_tag;          /* its tag */
 } sp_capture_mpi;
+/* A fork edge (docs/tasks.md, events/fork_parent_ids): the child call
+ * hangs under the parent call in merged views.  Calls are named by thread,
+ * region and ordinal, the position of the call among that thread's calls
+ * of that region in recording (end) order, which both writers see in the
+ * same order as the shim; no timestamp is compared. */
+typedef struct sp_fork_edge {
+    int64_t child_thread;
+    int64_t child_ordinal;     /* -1: every root call of the child thread */
+    int64_t parent_thread;
+    int64_t parent_ordinal;
+    uint32_t child_region;     /* unused when child_ordinal is -1 */
+    uint32_t parent_region;
+} sp_fork_edge;
 
 typedef struct sp_capture {
     int abi;                   /* SP_CAPTURE_ABI */
@@ -106,6 +119,9 @@ typedef struct sp_capture {
     /* MPI side data of recorded calls, per thread in recording order. */
     size_t num_mpi;
     const sp_capture_mpi *mpi;
+    /* Fork edges (OpenMP regions, pthread_create inside a call). */
+    size_t num_fork_edges;
+    const sp_fork_edge *fork_edges;
 } sp_capture;
 
 /* capture_to_profile.c: the capture as a one-rank profile - events grouped

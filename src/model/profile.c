@@ -56,8 +56,11 @@ void sp_profile_free(sp_profile *profile)
     free(profile->await_ns);
     for (int c = 0; c < SP_EXTRA_N; c++)
         free(profile->extra[c]);
-    for (size_t i = 0; i < profile->num_threads; i++)
+    free(profile->fork_parent_ids);
+    for (size_t i = 0; i < profile->num_threads; i++) {
         free(profile->threads[i].name);
+        free(profile->threads[i].kind);
+    }
     free(profile->threads);
     for (size_t i = 0; i < profile->num_tasks; i++) {
         free(profile->tasks[i].kind);

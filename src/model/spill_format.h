@@ -59,6 +59,7 @@ enum sp_spill_frame_type {
     SP_SPILL_FRAME_META_TYPED = 9,   /* sp_spill_meta + key\0 + values (each \0-ended) */
     SP_SPILL_FRAME_CAPTURE = 10,     /* sp_spill_capture_frame + output path + why */
     SP_SPILL_FRAME_MPI = 11,         /* count sp_capture_mpi: side data of MPI calls */
+    SP_SPILL_FRAME_FORKS = 12,       /* count sp_fork_edge (model/capture.h, docs/tasks.md) */
 };
 
 #define SP_SPILL_FLAG_AWAIT 1u

@@ -332,12 +332,18 @@ static int add_rank(sp_report *report, const sp_profile *profile,
     }
     sp_report_tree tree;
     int rc = sp_report_tree_init(&tree, rank, SP_REPORT_ALL_LANES);
-    if (rc == 0)
-        rc = sp_report_tree_add_calls(&tree, &data.calls, SP_REPORT_ALL_LANES);
-    if (rc == 0)
-        rc = sp_report_tree_merge(&report->tree, &tree);
+    /* Lane trees keep each lane apart; the merged tree grafts forked work
+     * under its fork parent. */
     if (rc == 0 && opt->per_lane)
         rc = add_lane_trees(report, rank, &data.calls);
+    sp_graft_info graft = {NULL, NULL};
+    if (rc == 0 && sp_selection_grafts(sel))
+        rc = sp_rank_data_graft(profile, &data, &graft);
+    if (rc == 0)
+        rc = sp_report_tree_add_forks(&tree, &data.calls, graft.fork_of, graft.own_lane);
+    sp_graft_info_free(&graft);
+    if (rc == 0)
+        rc = sp_report_tree_merge(&report->tree, &tree);
     if (rc == 0 && opt->on_rank)
         rc = opt->on_rank(opt->on_rank_ctx, profile, &data) ? -1 : 0;
     if (rc == 0) {

@@ -27,20 +27,28 @@ static int64_t thread_wall(const sp_profile *profile, const sp_thread_row *t)
 
 /* Calls per thread index of one rank, counted in one pass over its events
  * (threads of a rank are listed together, so this runs once per rank). */
+/* busy[t]: time in the thread's OpenMP implicit tasks (its root
+ * "omp parallel" calls), for the idle time of workers. */
 static void count_thread_calls(const sp_profile *profile, uint32_t rank, uint64_t *counts,
-                              size_t num_counts)
+                               int64_t *busy, size_t num_counts)
 {
     memset(counts, 0, num_counts * sizeof *counts);
+    memset(busy, 0, num_counts * sizeof *busy);
     if (!profile->thread_ids)
         return;
     for (size_t r = 0; r < profile->num_rows; r++) {
         const sp_row *row = &profile->rows[r];
         if (row->rank != rank)
             continue;
+        int implicit_tasks = row->region < profile->num_names && profile->parent_ids &&
+                             !strcmp(profile->names[row->region], "omp parallel");
         for (uint64_t e = row->offset; e < row->offset + row->count; e++) {
             int64_t t = profile->thread_ids[e];
-            if (t >= 0 && (uint64_t)t < num_counts)
+            if (t >= 0 && (uint64_t)t < num_counts) {
                 counts[t]++;
+                if (implicit_tasks && profile->parent_ids[e] < 0)
+                    busy[t] += profile->end[e] - profile->start[e];
+            }
         }
     }
 }
@@ -55,8 +63,10 @@ int sp_report_lane_tables(sp_report *report, const sp_profile *profile,
             if (profile->threads[k].index >= 0 && (size_t)profile->threads[k].index >= num_counts)
                 num_counts = (size_t)profile->threads[k].index + 1;
         uint64_t *counts = malloc(num_counts * sizeof *counts);
-        if (!report->threads || !counts) {
+        int64_t *busy = malloc(num_counts * sizeof *busy);
+        if (!report->threads || !counts || !busy) {
             free(counts);
+            free(busy);
             return -1;
         }
         int64_t counted_rank = -1;
@@ -66,7 +76,7 @@ int sp_report_lane_tables(sp_report *report, const sp_profile *profile,
                 !sp_selection_keeps_lane(selection, profile, t->rank, sp_lane_id(t->index, -1)))
                 continue;
             if (counted_rank != (int64_t)t->rank) {
-                count_thread_calls(profile, t->rank, counts, num_counts);
+                count_thread_calls(profile, t->rank, counts, busy, num_counts);
                 counted_rank = t->rank;
             }
             sp_report_thread_row *row = &report->threads[report->num_threads++];
@@ -79,8 +89,16 @@ int sp_report_lane_tables(sp_report *report, const sp_profile *profile,
                                    ? 100.0 * (double)row->cpu_ns / (double)row->wall_ns
                                    : -1;
             row->calls = t->index >= 0 ? counts[t->index] : 0;
+            row->kind = t->kind ? t->kind : "";
+            row->idle_ns = -1;
+            if (!strcmp(row->kind, "openmp") && row->wall_ns >= 0 && t->index >= 0 &&
+                profile->start)
+                row->idle_ns = row->wall_ns > busy[t->index] ? row->wall_ns - busy[t->index] : 0;
+            sp_lane_label(profile, t->rank, sp_lane_id(t->index, -1), row->label,
+                          sizeof row->label);
         }
         free(counts);
+        free(busy);
     }
     if (profile->has_task_table && profile->num_tasks) {
         report->tasks = malloc(profile->num_tasks * sizeof *report->tasks);

@@ -114,13 +114,10 @@ static void node_add(sp_report_node *node, uint64_t calls, int64_t inclusive,
         node->maximum = maximum;
 }
 
-int sp_report_tree_add_calls(sp_report_tree *tree, const sp_calls *calls, int64_t lane)
+/* Adds the calls; node_of_call (calls->n) receives each call's node. */
+static int add_calls(sp_report_tree *tree, const sp_calls *calls, int64_t lane,
+                     int64_t *node_of_call)
 {
-    if (calls->n == 0)
-        return 0;
-    int64_t *node_of_call = malloc(calls->n * sizeof *node_of_call);
-    if (!node_of_call)
-        return -1;
     int filter = lane != SP_REPORT_ALL_LANES && calls->lane;
     for (size_t i = 0; i < calls->n; i++) {
         node_of_call[i] = -1;
@@ -130,16 +127,87 @@ int sp_report_tree_add_calls(sp_report_tree *tree, const sp_calls *calls, int64_
          * cannot happen, a parent filtered out leaves the call a root. */
         int64_t parent = calls->parent[i] >= 0 ? node_of_call[calls->parent[i]] : -1;
         int64_t id = node_for(tree, parent, calls->region[i]);
-        if (id < 0) {
-            free(node_of_call);
+        if (id < 0)
             return -1;
-        }
         int64_t duration = calls->end[i] - calls->start[i];
         node_add(&tree->nodes[id], 1, duration, calls->exclusive[i], duration, duration);
         node_of_call[i] = id;
     }
-    free(node_of_call);
     return 0;
+}
+
+int sp_report_tree_add_calls(sp_report_tree *tree, const sp_calls *calls, int64_t lane)
+{
+    if (calls->n == 0)
+        return 0;
+    int64_t *node_of_call = malloc(calls->n * sizeof *node_of_call);
+    if (!node_of_call)
+        return -1;
+    int rc = add_calls(tree, calls, lane, node_of_call);
+    free(node_of_call);
+    return rc;
+}
+
+struct lane_time {
+    int64_t node, lane, ns;
+};
+
+static int by_node_lane(const void *a, const void *b)
+{
+    const struct lane_time *x = a, *y = b;
+    if (x->node != y->node)
+        return x->node < y->node ? -1 : 1;
+    return (x->lane > y->lane) - (x->lane < y->lane);
+}
+
+int sp_report_tree_add_forks(sp_report_tree *tree, const sp_calls *calls,
+                             const int64_t *fork_of, const int64_t *own_lane)
+{
+    if (!fork_of || !own_lane)
+        return sp_report_tree_add_calls(tree, calls, SP_REPORT_ALL_LANES);
+    if (calls->n == 0)
+        return 0;
+    size_t n = calls->n;
+    int64_t *node_of_call = malloc(n * sizeof *node_of_call);
+    struct lane_time *times = malloc(2 * n * sizeof *times);
+    uint8_t *counted = calloc(n, 1);
+    int rc = node_of_call && times && counted ? add_calls(tree, calls, SP_REPORT_ALL_LANES,
+                                                          node_of_call)
+                                              : -1;
+    size_t k = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        int64_t j = fork_of[i];
+        /* a worker's call merged into its encountering thread's call */
+        if (j < 0 || calls->region[j] != calls->region[i] || node_of_call[i] != node_of_call[j])
+            continue;
+        times[k++] = (struct lane_time){node_of_call[i], own_lane[i],
+                                        calls->end[i] - calls->start[i]};
+        if (!counted[j]) {
+            counted[j] = 1;
+            times[k++] = (struct lane_time){node_of_call[j], own_lane[j],
+                                            calls->end[j] - calls->start[j]};
+        }
+        int64_t wait = calls->end[j] - calls->end[i];
+        if (wait > 0)
+            tree->nodes[node_of_call[j]].fork_barrier += wait;
+    }
+    qsort(times, k, sizeof *times, by_node_lane);
+    for (size_t a = 0; a < k;) {
+        size_t b = a;
+        int64_t sum = 0;
+        while (b < k && times[b].node == times[a].node && times[b].lane == times[a].lane)
+            sum += times[b++].ns;
+        sp_report_node *node = &tree->nodes[times[a].node];
+        node->fork_lanes++;
+        node->fork_lane_total += sum;
+        if (sum > node->fork_lane_max)
+            node->fork_lane_max = sum;
+        a = b;
+    }
+    free(node_of_call);
+    free(times);
+    free(counted);
+    return rc;
 }
 
 int sp_report_tree_merge(sp_report_tree *into, const sp_report_tree *from)
@@ -158,6 +226,12 @@ int sp_report_tree_merge(sp_report_tree *into, const sp_report_tree *from)
         }
         node_add(&into->nodes[id], src->calls, src->inclusive, src->exclusive,
                  src->minimum, src->maximum);
+        sp_report_node *dst = &into->nodes[id];
+        dst->fork_lanes += src->fork_lanes;
+        dst->fork_lane_total += src->fork_lane_total;
+        dst->fork_barrier += src->fork_barrier;
+        if (src->fork_lane_max > dst->fork_lane_max)
+            dst->fork_lane_max = src->fork_lane_max;
         map[n] = id;
     }
     free(map);

@@ -344,12 +344,19 @@ Test(threads, openmp_pool_threads_keep_one_lane_each)
         int64_t th = p->thread_ids[at];
         cr_assert(th >= 0 && th <= 3);
         team_per[th]++;
-        if (th == 0) { /* the master's share nests in its step call */
-            int64_t parent = event_of_call(p, p->parent_ids[at]);
-            cr_assert_geq(parent, (int64_t)step->offset);
-            cr_assert_lt(parent, (int64_t)(step->offset + step->count));
+        /* every share nests in its thread's "omp parallel" call (the
+         * master's inside its step call; test_openmp.c checks the rest) */
+        const sp_row *par = row_of(p, "omp parallel");
+        int64_t parent = event_of_call(p, p->parent_ids[at]);
+        cr_assert_geq(parent, (int64_t)par->offset);
+        cr_assert_lt(parent, (int64_t)(par->offset + par->count));
+        cr_assert_eq(p->thread_ids[parent], th);
+        if (th == 0) {
+            int64_t up = event_of_call(p, p->parent_ids[parent]);
+            cr_assert_geq(up, (int64_t)step->offset);
+            cr_assert_lt(up, (int64_t)(step->offset + step->count));
         } else {
-            cr_assert_eq(p->parent_ids[at], -1);
+            cr_assert_eq(p->parent_ids[parent], -1);
         }
     }
     for (uint64_t k = 0; k < iter->count; k++) {

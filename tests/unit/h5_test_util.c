@@ -98,9 +98,9 @@ sp_profile *full_profile(void)
     p->has_thread_table = 1;
     p->num_threads = 3;
     p->threads = calloc(3, sizeof *p->threads);
-    p->threads[0] = (sp_thread_row){0, 0, 111, 222, 0, 0, 9000, 8000, strdup("MainThread")};
-    p->threads[1] = (sp_thread_row){0, 1, 112, 223, 1, 10, -1, 500, strdup("worker")};
-    p->threads[2] = (sp_thread_row){1, 0, 113, 224, 0, 0, 7000, 6000, strdup("MainThread")};
+    p->threads[0] = (sp_thread_row){0, 0, 111, 222, 0, 0, 9000, 8000, strdup("MainThread"), NULL, -1};
+    p->threads[1] = (sp_thread_row){0, 1, 112, 223, 1, 10, -1, 500, strdup("worker"), NULL, -1};
+    p->threads[2] = (sp_thread_row){1, 0, 113, 224, 0, 0, 7000, 6000, strdup("MainThread"), NULL, -1};
     p->has_task_table = 1;
     p->num_tasks = 1;
     p->tasks = calloc(1, sizeof *p->tasks);

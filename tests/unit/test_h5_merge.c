@@ -34,7 +34,7 @@ static sp_profile *rank_profile(uint32_t rank, const char *run_id)
         p->has_thread_table = 1;
         p->num_threads = 1;
         p->threads = calloc(1, sizeof *p->threads);
-        p->threads[0] = (sp_thread_row){1, 0, 7, 8, 0, 0, -1, 100, strdup("MainThread")};
+        p->threads[0] = (sp_thread_row){1, 0, 7, 8, 0, 0, -1, 100, strdup("MainThread"), NULL, -1};
     }
     sp_profile_set_meta_int(p, "mpi_size", 3);
     sp_profile_set_meta_int(p, "mpi_rank", rank);
@@ -280,6 +280,36 @@ Test(h5_check, lane_ids_call_ids_and_nesting_problems_are_listed)
     memset(&c, 0, sizeof c);
     cr_assert_eq(sp_h5_check(path, collect, &c, err, sizeof err), 1, "%s", c.text);
     cr_assert_not_null(strstr(c.text, "thread_ids 5"), "%s", c.text);
+    sp_profile_free(p);
+    remove_tree(dir);
+}
+
+/* events/fork_parent_ids (issue 15): written, read back, checked. */
+Test(h5_check, fork_parent_ids_round_trip_and_bad_ids_are_listed)
+{
+    char dir[64], path[128], err[512];
+    make_temp_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/fork.h5", dir);
+    sp_profile *p = full_profile();
+    p->fork_parent_ids = malloc(p->num_events * sizeof *p->fork_parent_ids);
+    cr_assert_not_null(p->fork_parent_ids);
+    for (size_t i = 0; i < p->num_events; i++)
+        p->fork_parent_ids[i] = -1;
+    p->fork_parent_ids[1] = p->call_ids[0];
+    cr_assert_eq(sp_h5_write(path, p, err, sizeof err), 0, "%s", err);
+    struct collected c = {0};
+    cr_assert_eq(sp_h5_check(path, collect, &c, err, sizeof err), 0, "%s", c.text);
+    sp_profile *back = sp_h5_read(path, err, sizeof err);
+    cr_assert_not_null(back, "%s", err);
+    cr_assert_not_null(back->fork_parent_ids);
+    for (size_t i = 0; i < p->num_events; i++)
+        cr_assert_eq(back->fork_parent_ids[i], p->fork_parent_ids[i], "event %zu", i);
+    sp_profile_free(back);
+    p->fork_parent_ids[2] = 4242;
+    cr_assert_eq(sp_h5_write(path, p, err, sizeof err), 0, "%s", err);
+    memset(&c, 0, sizeof c);
+    cr_assert_eq(sp_h5_check(path, collect, &c, err, sizeof err), 1, "%s", c.text);
+    cr_assert_not_null(strstr(c.text, "fork parent id 4242"), "%s", c.text);
     sp_profile_free(p);
     remove_tree(dir);
 }

@@ -345,6 +345,14 @@ static int compare_paths(struct fixture *fx, uint64_t window)
             cr_assert_eq(pa, pb, "event %zu: parent at %lld in memory, %lld streamed", i,
                          (long long)pa, (long long)pb);
         }
+        cr_assert_eq(a->fork_parent_ids == NULL, b->fork_parent_ids == NULL,
+                     "fork_parent_ids in one file only");
+        for (size_t i = 0; a->fork_parent_ids && i < n; i++) {
+            int64_t fa = a->fork_parent_ids[i] < 0 ? -1 : pos_a[a->fork_parent_ids[i]];
+            int64_t fb = b->fork_parent_ids[i] < 0 ? -1 : pos_b[b->fork_parent_ids[i]];
+            cr_assert_eq(fa, fb, "event %zu: fork parent at %lld in memory, %lld streamed", i,
+                         (long long)fa, (long long)fb);
+        }
         free(pos_a);
         free(pos_b);
     }
@@ -385,6 +393,44 @@ Test(stream, matches_the_in_memory_path_on_random_nested_captures, .timeout = 60
         remove_tree(fx.dir);
     }
     cr_assert_eq(nested, 400, "random nested captures gave a nesting warning");
+}
+
+/* Fork edges (issue 15) name calls by (thread, region, ordinal): both
+ * writers resolve them to the same calls, spilled or not; edges naming no
+ * recorded call are dropped by both. */
+Test(stream, fork_edges_resolve_to_the_same_calls, .timeout = 600)
+{
+    static struct gen g;
+    static struct fixture fx;
+    static sp_fork_edge edges[64];
+    rng_state = 0x2545F4914F6CDD1Dull;
+    int with_column = 0;
+    for (int round = 0; round < 120; round++) {
+        int threads = 1 + (int)rnd(MAX_THREADS);
+        generate(&g, threads, 0);
+        make_chunks(&g, threads, round % 5 == 0);
+        fixture_init(&fx, &g, threads, 0, 1, round % 3 != 0);
+        size_t n = 1 + (size_t)rnd(64);
+        for (size_t k = 0; k < n; k++)
+            edges[k] = (sp_fork_edge){
+                .child_thread = (int64_t)rnd((uint64_t)threads),
+                .child_ordinal = rnd(4) == 0 ? -1 : (int64_t)rnd(8),
+                .parent_thread = (int64_t)rnd((uint64_t)threads),
+                .parent_ordinal = (int64_t)rnd(8),
+                .child_region = (uint32_t)rnd(NUM_REGIONS),
+                .parent_region = (uint32_t)rnd(NUM_REGIONS),
+            };
+        fx.cap.num_fork_edges = n;
+        fx.cap.fork_edges = edges;
+        cr_assert(compare_paths(&fx, 1 + rnd(64)));
+        char err[512];
+        sp_profile *b = sp_h5_read(fx.b, err, sizeof err);
+        cr_assert_not_null(b, "%s", err);
+        with_column += b->fork_parent_ids != NULL;
+        sp_profile_free(b);
+        remove_tree(fx.dir);
+    }
+    cr_assert_gt(with_column, 60, "only %d rounds linked a call", with_column);
 }
 
 Test(stream, one_lane_without_thread_tracking)

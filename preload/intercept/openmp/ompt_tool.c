@@ -1,0 +1,170 @@
+/* ompt_tool.c - LLVM libomp (clang -fopenmp) through its tool interface,
+ * OMPT (OpenMP 5.x, chapter "OMPT Interface"): libomp calls ompt_start_tool
+ * at start-up; ours registers the parallel-begin/end, implicit-task and
+ * sync-region callbacks.  The few OMPT types used are declared here from
+ * the specification, so the shim builds without omp-tools.h. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "omp_fork.h"
+
+/* ---- the OMPT declarations we need (values from the specification) ---- */
+typedef union sp_ompt_data {
+    uint64_t value;
+    void *ptr;
+} sp_ompt_data;
+typedef void (*sp_ompt_callback)(void);
+typedef void (*sp_ompt_interface_fn)(void);
+typedef sp_ompt_interface_fn (*sp_ompt_lookup)(const char *name);
+typedef int (*sp_ompt_set_callback)(int event, sp_ompt_callback callback);
+typedef int (*sp_ompt_initialize)(sp_ompt_lookup lookup, int initial_device_num,
+                                  sp_ompt_data *tool_data);
+typedef void (*sp_ompt_finalize)(sp_ompt_data *tool_data);
+typedef struct sp_ompt_start_tool_result {
+    sp_ompt_initialize initialize;
+    sp_ompt_finalize finalize;
+    sp_ompt_data tool_data;
+} sp_ompt_start_tool_result;
+
+enum {
+    OMPT_CALLBACK_PARALLEL_BEGIN = 3,
+    OMPT_CALLBACK_PARALLEL_END = 4,
+    OMPT_CALLBACK_IMPLICIT_TASK = 7,
+    OMPT_CALLBACK_SYNC_REGION = 23,
+};
+enum { OMPT_SCOPE_BEGIN = 1, OMPT_SCOPE_END = 2 };
+enum { OMPT_TASK_INITIAL = 0x1 };
+/* Barriers that end an implicit task: the implicit barrier of the parallel
+ * region (5.1 name), and the 5.0 kinds an older runtime reports instead. */
+enum {
+    OMPT_SYNC_BARRIER = 1,
+    OMPT_SYNC_BARRIER_IMPLICIT = 2,
+    OMPT_SYNC_BARRIER_IMPLICIT_PARALLEL = 9,
+};
+enum { OMPT_SET_NEVER = 1 };
+
+/* ---- the tool ----------------------------------------------------------- */
+
+static int active;
+
+int sp_ompt_active(void)
+{
+    return __atomic_load_n(&active, __ATOMIC_ACQUIRE);
+}
+
+static void on_parallel_begin(sp_ompt_data *encountering_task, const void *encountering_frame,
+                              sp_ompt_data *parallel, unsigned requested, int flags,
+                              const void *codeptr_ra)
+{
+    (void)encountering_task;
+    (void)encountering_frame;
+    (void)requested;
+    (void)flags;
+    parallel->ptr = NULL;
+    struct sp_omp_instance *inst = malloc(sizeof *inst);
+    if (!inst)
+        return;
+    /* codeptr_ra: the return address of the runtime call in the construct */
+    sp_omp_fork_begin(inst, SP_OMP_PARALLEL, (uintptr_t)codeptr_ra);
+    if (!inst->profiler) {
+        free(inst);
+        return;
+    }
+    /* read by the team's threads (release/acquire, see omp_fork.h) */
+    __atomic_store_n(&parallel->ptr, inst, __ATOMIC_RELEASE);
+}
+
+static void on_parallel_end(sp_ompt_data *parallel, sp_ompt_data *encountering_task, int flags,
+                            const void *codeptr_ra)
+{
+    (void)encountering_task;
+    (void)flags;
+    (void)codeptr_ra;
+    struct sp_omp_instance *inst = parallel ? parallel->ptr : NULL;
+    if (!inst)
+        return;
+    sp_omp_fork_end(inst);
+    free(inst);
+    parallel->ptr = NULL;
+}
+
+/* A worker's call covers its implicit task up to the region's closing
+ * barrier: that wait is then the gap between the worker's end and the
+ * encountering thread's (as with libgomp, where the wrapper returns before
+ * the barrier). */
+static void worker_done(sp_ompt_data *task)
+{
+    struct sp_omp_instance *inst = task->ptr;
+    if (!inst)
+        return;
+    task->ptr = NULL;
+    sp_omp_worker_end(inst);
+}
+
+static void on_implicit_task(int endpoint, sp_ompt_data *parallel, sp_ompt_data *task,
+                             unsigned actual_parallelism, unsigned index, int flags)
+{
+    (void)actual_parallelism;
+    if (flags & OMPT_TASK_INITIAL)
+        return;
+    if (endpoint == OMPT_SCOPE_BEGIN) {
+        task->ptr = NULL;
+        struct sp_omp_instance *inst =
+            parallel ? __atomic_load_n(&parallel->ptr, __ATOMIC_ACQUIRE) : NULL;
+        if (inst && index != 0 && sp_omp_worker_begin(inst)) {
+            task->ptr = inst;
+            sp_omp_mark_worker((int)index);
+        }
+    } else if (endpoint == OMPT_SCOPE_END) {
+        worker_done(task);
+    }
+}
+
+static void on_sync_region(int kind, int endpoint, sp_ompt_data *parallel, sp_ompt_data *task,
+                           const void *codeptr_ra)
+{
+    (void)parallel;
+    (void)codeptr_ra;
+    /* The closing barrier has no code address; a workshare's barrier has. */
+    if (endpoint == OMPT_SCOPE_BEGIN && task && !codeptr_ra &&
+        (kind == OMPT_SYNC_BARRIER_IMPLICIT_PARALLEL || kind == OMPT_SYNC_BARRIER_IMPLICIT ||
+         kind == OMPT_SYNC_BARRIER))
+        worker_done(task);
+}
+
+static int tool_initialize(sp_ompt_lookup lookup, int initial_device_num, sp_ompt_data *data)
+{
+    (void)initial_device_num;
+    (void)data;
+    sp_ompt_set_callback set = (sp_ompt_set_callback)lookup("ompt_set_callback");
+    if (!set)
+        return 0;
+    int ok = 1;
+    ok &= set(OMPT_CALLBACK_PARALLEL_BEGIN, (sp_ompt_callback)on_parallel_begin) > OMPT_SET_NEVER;
+    ok &= set(OMPT_CALLBACK_PARALLEL_END, (sp_ompt_callback)on_parallel_end) > OMPT_SET_NEVER;
+    ok &= set(OMPT_CALLBACK_IMPLICIT_TASK, (sp_ompt_callback)on_implicit_task) > OMPT_SET_NEVER;
+    set(OMPT_CALLBACK_SYNC_REGION, (sp_ompt_callback)on_sync_region);
+    if (!ok) {
+        sp_log("the OpenMP runtime refused the profiler's OMPT callbacks; parallel regions "
+               "are not recorded");
+        return 0;
+    }
+    __atomic_store_n(&active, 1, __ATOMIC_RELEASE);
+    return 1; /* keep the tool */
+}
+
+static void tool_finalize(sp_ompt_data *data)
+{
+    (void)data;
+}
+
+SP_EXPORT sp_ompt_start_tool_result *ompt_start_tool(unsigned omp_version,
+                                                     const char *runtime_version)
+{
+    (void)omp_version;
+    (void)runtime_version;
+    static sp_ompt_start_tool_result result = {tool_initialize, tool_finalize, {0}};
+    if (sp_cfg.disable || !sp_cfg.track_threads)
+        return NULL;
+    return &result;
+}
