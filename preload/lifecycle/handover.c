@@ -196,7 +196,8 @@ int sp_handover_write(sp_spill_file *f, const sp_capture *cap, const uint64_t *o
         };
         rc = sp_spill_handover_frame(f, SP_SPILL_FRAME_THREAD, 0, 0, row->index, &rec, sizeof rec,
                                      name, rec.name_len, NULL, 0);
-        sp_spill_thread_end end = {row->index, row->end_ns, row->cpu_ns};
+        sp_spill_thread_end end = {row->index, row->end_ns, row->cpu_ns, row->omp_thread_num, ""};
+        snprintf(end.kind, sizeof end.kind, "%s", row->kind ? row->kind : "");
         if (rc == 0)
             rc = put(f, SP_SPILL_FRAME_THREAD_END, &end, sizeof end, NULL, 0, NULL, 0);
     }

@@ -169,6 +169,10 @@ static int take_thread(struct sp_spill_capture_owned *o, size_t *num_used, const
     sp_thread_row *t = &o->threads[rec.index];
     int64_t end = t->index == rec.index ? t->end_ns : -1;
     int64_t cpu = t->index == rec.index ? t->cpu_ns : -1;
+    /* A thread frame comes again at every spill; its end frame (kind, OpenMP
+     * number) may have come before. */
+    int64_t omp = t->index == rec.index ? t->omp_thread_num : -1;
+    char *kind = t->index == rec.index ? t->kind : NULL;
     *t = (sp_thread_row){
         .index = rec.index,
         .ident = rec.ident,
@@ -178,6 +182,8 @@ static int take_thread(struct sp_spill_capture_owned *o, size_t *num_used, const
         .end_ns = end,
         .cpu_ns = cpu,
         .name = copy(o, p + sizeof rec, rec.name_len),
+        .kind = kind,
+        .omp_thread_num = omp,
     };
     return t->name ? 0 : -1;
 }
@@ -191,6 +197,9 @@ static void take_thread_end(struct sp_spill_capture_owned *o, const unsigned cha
         return;
     o->threads[rec.index].end_ns = rec.end_ns;
     o->threads[rec.index].cpu_ns = rec.cpu_ns;
+    o->threads[rec.index].omp_thread_num = rec.omp_thread_num;
+    if (rec.kind[0])
+        o->threads[rec.index].kind = copy(o, rec.kind, strnlen(rec.kind, sizeof rec.kind));
 }
 
 static int take_task(struct sp_spill_capture_owned *o, const unsigned char *p)

@@ -119,6 +119,8 @@ typedef struct sp_spill_thread_end {
     int64_t index;
     int64_t end_ns;            /* relative to start_time_ns; -1: still alive */
     int64_t cpu_ns;            /* -1: unknown */
+    int64_t omp_thread_num;    /* OpenMP worker's thread number, -1 none */
+    char kind[16];             /* main, pthread, openmp, mpi, other ("" unknown) */
 } sp_spill_thread_end;
 
 typedef struct sp_spill_task {
