@@ -77,6 +77,13 @@ int sp_h5_attr_put_int(hid_t obj, const char *name, int64_t value);
 int sp_h5_attr_put_float(hid_t obj, const char *name, double value);
 int sp_h5_attr_put_string(hid_t obj, const char *name, const char *value);
 int sp_h5_attr_put_strings(hid_t obj, const char *name, const char *const *values, size_t n);
+/* A 1-D vlen UTF-8 dataset `name` under loc holding n strings. */
+int sp_h5_put_string_column(hid_t loc, const char *name, const char *const *values, size_t n);
+/* A list of strings longer than this is stored as a dataset /metadata/<key>
+ * instead of an attribute: each vlen string takes 16 bytes of the object
+ * header, whose messages HDF5 limits to 64 KiB (about 4,000 strings; a run
+ * with more distinct regions lost its file on region_functions). */
+#define SP_META_ATTR_MAX_STRINGS 1024
 /* Read any integer/float/string (scalar or 1-D list of strings) attribute as
  * metadata.  1 read, 0 skipped (unsupported type), -1 failure. */
 int sp_h5_attr_get_meta(hid_t attr, sp_meta *out);

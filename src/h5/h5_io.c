@@ -302,10 +302,10 @@ void sp_h5_free_strings(char **strings, size_t n)
     free(strings);
 }
 
-static herr_t read_values(hid_t obj, hid_t mtype, int is_attr, void *buf)
+static herr_t read_values(hid_t obj, hid_t mtype, int is_attr, void *buf, hid_t dxpl)
 {
     return is_attr ? H5Aread(obj, mtype, buf)
-                   : H5Dread(obj, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
+                   : H5Dread(obj, mtype, H5S_ALL, H5S_ALL, dxpl, buf);
 }
 
 int sp_h5_bound_attribute_memory;
@@ -351,18 +351,32 @@ static int bound_address_space(struct rlimit *saved)
 }
 
 /* A corrupt heap can claim gigabytes of variable-length string data, which
- * HDF5 would try to allocate: ask for the size first (datasets only;
- * attributes are small). */
-static int vlen_too_big(hid_t dataset, hid_t mtype)
+ * HDF5 would try to allocate.  Dataset reads get their strings from this
+ * allocator, which refuses to hand out more than 1 GiB in all, so such a
+ * read fails instead.  (Asking H5Dvlen_get_buf_size first did the same job,
+ * but HDF5 1.10 clears a 1 MiB buffer per element there: a million region
+ * names took longer than the read timeout.)  Attributes have no transfer
+ * property list: see bound_address_space. */
+struct vlen_budget {
+    size_t left;
+};
+
+static void *budget_alloc(size_t size, void *info)
 {
-    hsize_t need = 0;
-    hid_t space = H5Dget_space(dataset);
-    herr_t sized = space >= 0 ? H5Dvlen_get_buf_size(dataset, mtype, space, &need) : -1;
-    if (space >= 0)
-        H5Sclose(space);
-    return sized < 0 || need > ((hsize_t)1 << 30);
+    struct vlen_budget *b = info;
+    if (size > b->left)
+        return NULL;
+    void *mem = malloc(size ? size : 1);
+    if (mem)
+        b->left -= size;
+    return mem;
 }
 
+static void budget_free(void *mem, void *info)
+{
+    (void)info;
+    free(mem);
+}
 /* Copies of n strings read from a dataset or attribute `obj` whose file
  * type is `ftype`; `is_attr` selects the read call. */
 static int read_string_values(hid_t obj, hid_t ftype, int is_attr, size_t n, char ***out)
@@ -385,13 +399,18 @@ static int read_string_values(hid_t obj, hid_t ftype, int is_attr, size_t n, cha
             free(raw);
             goto out;
         }
-        if (!is_attr && n > 0 && vlen_too_big(obj, mtype)) {
+        struct vlen_budget budget = {(size_t)1 << 30};
+        hid_t dxpl = is_attr ? H5P_DEFAULT : H5Pcreate(H5P_DATASET_XFER);
+        if (dxpl < 0 || (!is_attr && H5Pset_vlen_mem_manager(dxpl, budget_alloc, &budget,
+                                                             budget_free, NULL) < 0)) {
+            if (dxpl >= 0)
+                H5Pclose(dxpl);
             free(raw);
             goto out;
         }
         struct rlimit saved;
         int bounded = is_attr && n > 0 && bound_address_space(&saved);
-        herr_t st = n == 0 ? 0 : read_values(obj, mtype, is_attr, raw);
+        herr_t st = n == 0 ? 0 : read_values(obj, mtype, is_attr, raw, dxpl);
         if (bounded)
             setrlimit(RLIMIT_AS, &saved);
         if (st >= 0) {
@@ -400,9 +419,14 @@ static int read_string_values(hid_t obj, hid_t ftype, int is_attr, size_t n, cha
                 if (!(result[i] = strdup(raw[i] ? raw[i] : "")))
                     rc = -1;
         }
-        for (size_t i = 0; i < n; i++)
-            if (raw[i])
+        for (size_t i = 0; i < n; i++) {
+            if (raw[i] && is_attr)
                 H5free_memory(raw[i]);
+            else
+                free(raw[i]);
+        }
+        if (!is_attr)
+            H5Pclose(dxpl);
         free(raw);
     } else {
         size_t width = H5Tget_size(ftype);
@@ -414,7 +438,7 @@ static int read_string_values(hid_t obj, hid_t ftype, int is_attr, size_t n, cha
             free(raw);
             goto out;
         }
-        herr_t st = n == 0 ? 0 : read_values(obj, mtype, is_attr, raw);
+        herr_t st = n == 0 ? 0 : read_values(obj, mtype, is_attr, raw, H5P_DEFAULT);
         if (st >= 0) {
             rc = 0;
             for (size_t i = 0; i < n; i++)
@@ -515,6 +539,18 @@ int sp_h5_attr_put_strings(hid_t obj, const char *name, const char *const *value
         H5Tclose(type);
     if (space >= 0)
         H5Sclose(space);
+    return rc;
+}
+
+int sp_h5_put_string_column(hid_t loc, const char *name, const char *const *values, size_t n)
+{
+    hid_t type = sp_h5_string_type();
+    hid_t dset = type < 0 ? -1 : sp_h5_create_column(loc, name, type, n, 0);
+    int rc = dset < 0 || sp_h5_put(dset, type, 0, n, values) < 0 ? -1 : 0;
+    if (dset >= 0 && H5Dclose(dset) < 0)
+        rc = -1;
+    if (type >= 0)
+        H5Tclose(type);
     return rc;
 }
 
