@@ -23,6 +23,9 @@ void sp_h5_errf(char *err, size_t errlen, const char *fmt, ...)
 /* Innermost description on HDF5's current error stack, e.g. the system
  * error behind a failed write; "" when there is none. */
 const char *sp_h5_error_detail(char *buf, size_t len);
+/* " (check free disk space and quotas)" when `why` (a write failure) is the
+ * system's no space / quota / file too large; else "". */
+const char *sp_h5_write_hint(const char *why);
 
 /* Problems found while reading: the reader stops at the first one, the
  * checker collects them all.  Messages are stored as "<path>: <problem>". */

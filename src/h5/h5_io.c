@@ -1,5 +1,6 @@
 /* h5_io.c - small HDF5 helpers: error reporting, 1-D columns and
  * attributes, so the schema code reads as the layout it implements. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,17 @@ const char *sp_h5_error_detail(char *buf, size_t len)
         if (*c == '\n' || *c == '\r')
             *c = ' ';
     return buf;
+}
+
+const char *sp_h5_write_hint(const char *why)
+{
+    /* Only a failure the system reported as a lack of space earns the
+     * advice to free some: a layout HDF5 refuses is not cured by it. */
+    static const int space_errors[] = {ENOSPC, EDQUOT, EFBIG};
+    for (size_t i = 0; i < sizeof space_errors / sizeof *space_errors; i++)
+        if (why && strstr(why, strerror(space_errors[i])))
+            return " (check free disk space and quotas)";
+    return "";
 }
 
 void sp_problem(sp_problems *p, const char *fmt, ...)

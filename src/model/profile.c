@@ -12,7 +12,7 @@
  * call, and a table that shrank is indexed again. */
 struct sp_name_hash {
     uint32_t *slots;
-    size_t cap;      /* power of two, at least twice the indexed names */
+    size_t cap;      /* slots: power of two, at least twice the names */
     size_t indexed;  /* names[0..indexed) are in slots */
     size_t names_cap; /* allocated length of names[] when it is names_at */
     char **names_at;  /* the array we sized; another one is taken as exact */
@@ -97,10 +97,23 @@ static void hash_insert(struct sp_name_hash *h, const char *name, size_t id)
     h->slots[s] = (uint32_t)id + 1;
 }
 
-/* Make room for `want` names in the index and index every name present. */
+/* Make room for `want` names in names[] and in the index, and index every
+ * name present.  A names[] array replaced by a loader is taken over and
+ * indexed again from the start. */
 static int hash_sync(sp_profile *profile, size_t want)
 {
     struct sp_name_hash *h = profile->name_hash;
+    if (profile->names != h->names_at || h->names_cap < want) {
+        size_t cap = want < 16 ? 16 : 2 * want;
+        char **names = realloc(profile->names, cap * sizeof *names);
+        if (!names)
+            return -1;
+        if (profile->names != h->names_at)
+            h->indexed = SIZE_MAX;
+        profile->names = names;
+        h->names_at = names;
+        h->names_cap = cap;
+    }
     if (h->indexed > profile->num_names || 2 * want > h->cap) {
         size_t cap = h->cap ? h->cap : 64;
         while (2 * want > cap)
@@ -131,15 +144,6 @@ int64_t sp_profile_intern_name(sp_profile *profile, const char *name)
     for (; h->slots[s]; s = (s + 1) & (h->cap - 1))
         if (!strcmp(profile->names[h->slots[s] - 1], name))
             return h->slots[s] - 1;
-    if (profile->names != h->names_at || h->names_cap < profile->num_names + 1) {
-        size_t cap = profile->num_names < 8 ? 16 : 2 * profile->num_names;
-        char **names = realloc(profile->names, cap * sizeof *names);
-        if (!names)
-            return -1;
-        profile->names = names;
-        h->names_at = names;
-        h->names_cap = cap;
-    }
     char *copy = strdup(name);
     if (!copy)
         return -1;

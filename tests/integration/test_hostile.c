@@ -451,6 +451,7 @@ static void fill_the_disk(const char *dir, const char *limit)
     const char *second[] = {"/bin/sh", "-c", script, harness_program("basic"), NULL};
     cr_assert_eq(harness_run(&run, second, env, 1), 0);
     assert_one_line_about(&run, "prof_rank00000.h5", 0);
+    cr_assert(strstr(run.err, "disk space"), "no advice to free space: %s", run.err);
     cr_assert(strstr(run.out, "tick=200000"), "the program did not run to its end: %s", run.out);
     harness_run_free(&run);
 
