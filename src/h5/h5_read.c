@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "h5/h5_internal.h"
+#include "model/file_kind.h"
 
 hid_t sp_h5_open_read(const char *path, sp_problems *p)
 {
@@ -19,8 +20,10 @@ hid_t sp_h5_open_read(const char *path, sp_problems *p)
             sp_problem(p, "cannot open: %s", strerror(errno));
         return -1;
     }
-    if (S_ISDIR(st.st_mode)) {
-        sp_problem(p, "is a directory, not a profile file");
+    /* Before HDF5 opens it: opening a FIFO waits for a writer for ever. */
+    const char *kind = sp_file_kind_not_regular(&st);
+    if (kind) {
+        sp_problem(p, "is %s, not a profile file (give the path of a regular .h5 file)", kind);
         return -1;
     }
     sp_h5_silence();

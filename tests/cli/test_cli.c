@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -650,5 +651,64 @@ Test(cli, run_forwards_sigterm)
     cr_assert_eq(kill(pid, SIGTERM), 0);
     result r = finish(pid);
     cr_expect_eq(r.status, 128 + SIGTERM, "status %d: %s", r.status, r.err);
+    result_free(&r);
+}
+
+/* ---- inputs that are not regular files (issue 13, item 13) ---------------------- */
+
+/* finish(), but a command still running after `seconds` is killed and
+ * reported as status 124 (a hang is a failure, not a stuck suite). */
+static result finish_within(pid_t pid, int seconds)
+{
+    for (int waited = 0; waited < seconds * 10; waited++) {
+        int ws;
+        pid_t got = waitpid(pid, &ws, WNOHANG);
+        cr_assert_geq(got, 0);
+        if (got == pid) {
+            result r;
+            r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+            r.out = slurp(in_dir("stdout.txt"));
+            r.err = slurp(in_dir("stderr.txt"));
+            remove(in_dir("stdout.txt"));
+            remove(in_dir("stderr.txt"));
+            return r;
+        }
+        struct timespec tick = {0, 100 * 1000 * 1000};
+        nanosleep(&tick, NULL);
+    }
+    kill(pid, SIGKILL);
+    result r = finish(pid);
+    r.status = 124;
+    return r;
+}
+
+Test(cli, a_fifo_is_refused_up_front_by_every_command)
+{
+    cr_assert_eq(mkfifo(in_dir("pipe.h5"), 0600), 0);
+    const char *const commands[][6] = {
+        {"check", "pipe.h5"},
+        {"report", "pipe.h5"},
+        {"export", "speedscope", "pipe.h5", "-o", "out.json"},
+        {"flame", "pipe.h5", "-o", "out.svg"},
+        {"merge", "pipe.h5", "-o", "merged.h5"},
+        {"recover", "pipe.h5", "-o", "recovered.h5"},
+    };
+    for (size_t c = 0; c < sizeof commands / sizeof *commands; c++) {
+        result r = finish_within(start(commands[c], NULL), 20);
+        cr_expect_eq(r.status, 1, "%s: status %d (124: it hung)", commands[c][0], r.status);
+        cr_expect_eq(count_lines(r.err), 1, "%s: %s", commands[c][0], r.err);
+        cr_expect(strstr(r.err, "pipe.h5: is a FIFO"), "%s: %s", commands[c][0], r.err);
+        result_free(&r);
+    }
+    cr_expect_eq(access(in_dir("out.json"), F_OK), -1, "an output file was written");
+    cr_expect_eq(access(in_dir("merged.h5"), F_OK), -1, "an output file was written");
+}
+
+Test(cli, a_device_is_refused)
+{
+    result r = RUN("report", "/dev/null");
+    cr_expect_eq(r.status, 1);
+    cr_expect_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_expect(strstr(r.err, "/dev/null: is a character device"), "%s", r.err);
     result_free(&r);
 }
