@@ -36,6 +36,7 @@ typedef struct sp_problems {
     sp_check_report_fn report;  /* NULL: reader mode */
     void *ctx;
     long count;
+    int nesting_required; /* check: calls that do not nest are a problem */
 } sp_problems;
 void sp_problem(sp_problems *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -106,6 +107,14 @@ int sp_h5_read_lanes(hid_t file, sp_profile *profile, sp_problems *p);
 int sp_h5_read_v1(hid_t file, sp_profile *profile, sp_problems *p);
 /* Row bounds, overlaps and region ids against the event column length. */
 void sp_h5_validate_rows(const sp_profile *profile, uint64_t num_events, sp_problems *p);
+/* The validation every command applies to what it read (the reader calls
+ * it, so report, export, flame, merge and check agree): lane ids against
+ * the lane tables, call ids unique and parent ids naming calls, duplicate
+ * rows, summary statistics against the events, stored call_ids/parent_ids
+ * against the tree the times give.  Ranks whose calls do not nest or end
+ * before they start are a problem only when nesting_required (check); the
+ * other commands show them flat with a warning. */
+void sp_h5_validate_profile(const sp_profile *prof, int nesting_required, sp_problems *p);
 /* num_ranks from metadata mpi_size and the rows' ranks. */
 void sp_h5_set_num_ranks(sp_profile *profile);
 /* JSON text of a list of strings ("[]" when empty); malloc'd. */

@@ -406,6 +406,11 @@ static sp_profile *read_problems(const char *path, sp_problems *p)
         return NULL;
     }
     sp_h5_set_num_ranks(profile);
+    sp_h5_validate_profile(profile, p->nesting_required, p);
+    if (p->count > 0) {
+        sp_profile_free(profile);
+        return NULL;
+    }
     return profile;
 }
 
