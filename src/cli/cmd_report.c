@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model/utf8.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "scopeprof/analysis.h"
@@ -59,12 +60,15 @@ static const char *bold(const printer *p) { return p->color ? "\033[1m" : ""; }
 static const char *dim(const printer *p) { return p->color ? "\033[2m" : ""; }
 static const char *reset(const printer *p) { return p->color ? "\033[0m" : ""; }
 
-/* Terminal columns of a UTF-8 string (µ is one column, two bytes). */
+/* Terminal columns of a string as sp_utf8_write prints it (µ is one
+ * column, two bytes; an invalid byte one U+FFFD). */
 static size_t columns(const char *s)
 {
     size_t n = 0;
-    for (; *s; s++)
-        n += ((unsigned char)*s & 0xc0) != 0x80;
+    for (; *s; s++, n++) {
+        size_t k = (unsigned char)*s < 0x80 ? 1 : sp_utf8_sequence((const unsigned char *)s, 4);
+        s += k ? k - 1 : 0;
+    }
     return n;
 }
 
@@ -98,9 +102,14 @@ static void name_cell(const printer *p, size_t indent, const char *text, const c
                       size_t width)
 {
     size_t used = indent + columns(text) + (extra && extra[0] ? 2 + columns(extra) : 0);
-    fprintf(p->out, "%*s%s", (int)indent, "", text);
-    if (extra && extra[0])
-        fprintf(p->out, "  %s%s%s", dim(p), extra, reset(p));
+    /* Names are bytes: the terminal gets UTF-8, U+FFFD for the rest. */
+    fprintf(p->out, "%*s", (int)indent, "");
+    sp_utf8_write(p->out, text, strlen(text));
+    if (extra && extra[0]) {
+        fprintf(p->out, "  %s", dim(p));
+        sp_utf8_write(p->out, extra, strlen(extra));
+        fputs(reset(p), p->out);
+    }
     if (used > width) {
         fputc('\n', p->out);
         used = 0;

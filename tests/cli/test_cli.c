@@ -771,3 +771,55 @@ Test(cli, a_call_ending_before_it_starts_fails_check_and_warns_in_report)
     cr_expect(strstr(r.err, "warning") && strstr(r.err, "ends before it starts"), "%s", r.err);
     result_free(&r);
 }
+
+/* ---- names that are not UTF-8 (issue 13, item 14) ------------------------------- */
+
+/* 1 when `path` is valid UTF-8 and parses as `kind` ("json", "xml", "text")
+ * in Python (its strict decoder, json and XML parsers). */
+static int python_accepts(const char *path, const char *kind)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c \"import json,sys,xml.dom.minidom as m; "
+             "t=open(sys.argv[1],'rb').read().decode('utf-8'); "
+             "k=sys.argv[2]; json.loads(t) if k=='json' else m.parseString(t.encode()) "
+             "if k=='xml' else None; assert '\\ufffd' in t and '\\u00b5' in t\" %s %s",
+             path, kind);
+    return system(cmd) == 0;
+}
+
+Test(cli, names_that_are_not_utf8_give_valid_text_everywhere)
+{
+    static const ev evs[] = {{"main", 0, 1000, 0}, {"bad\xff\xfe" "name", 100, 400, 0},
+                             {"cut\xe2\x82", 500, 600, 0}, {"mu\xc2\xb5s", 700, 800, 0}};
+    write_rank("u_rank00000.h5", 0, evs, 4, (const char *const[]){"MainThread", NULL});
+    const char *const exports[][2] = {{"speedscope", "json"}, {"chrome", "json"},
+                                      {"json", "json"}, {"csv", "text"}, {"folded", "text"}};
+    for (size_t k = 0; k < sizeof exports / sizeof *exports; k++) {
+        result r = RUN("export", exports[k][0], "u_rank00000.h5", "-o", "out.txt");
+        cr_expect_eq(r.status, 0, "%s: %s", exports[k][0], r.err);
+        cr_expect(python_accepts(in_dir("out.txt"), exports[k][1]), "%s output is not valid",
+                  exports[k][0]);
+        result_free(&r);
+        remove(in_dir("out.txt"));
+    }
+    result r = RUN("flame", "u_rank00000.h5", "-o", "flame.svg");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(python_accepts(in_dir("flame.svg"), "xml"), "the SVG is not well-formed UTF-8");
+    result_free(&r);
+    r = RUN("report", "u_rank00000.h5");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    FILE *f = fopen(in_dir("report.txt"), "w");
+    fputs(r.out, f);
+    fclose(f);
+    cr_expect(python_accepts(in_dir("report.txt"), "text"), "the report is not UTF-8:\n%s",
+              r.out);
+    result_free(&r);
+    /* The file keeps the bytes as the program gave them. */
+    char err[512];
+    sp_profile *p = sp_h5_read(in_dir("u_rank00000.h5"), err, sizeof err);
+    cr_assert_not_null(p, "%s", err);
+    cr_expect_str_eq(p->names[1], "bad\xff\xfe" "name");
+    cr_expect_str_eq(p->names[2], "cut\xe2\x82");
+    sp_profile_free(p);
+}
