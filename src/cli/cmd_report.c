@@ -279,7 +279,8 @@ static void print_tree(const printer *p, const sp_report *r, const sp_report_tre
                 hidden == 1 ? "" : "es", reset(p));
 }
 
-static void print_trees(const printer *p, const sp_report *r, int per_lane, const tree_view *v)
+static void print_trees(const printer *p, const sp_report *r, int per_lane, int lanes_selected,
+                        const tree_view *v)
 {
     if (!r->has_tree) {
         section(p, "Call tree");
@@ -291,8 +292,12 @@ static void print_trees(const printer *p, const sp_report *r, int per_lane, cons
         return;
     }
     if (!per_lane) {
-        section(p, "Call tree%s", r->tree.num_ranks > 1 ? " (ranks and threads merged)"
-                                                         : " (threads merged)");
+        /* With --lanes=LIST the tree merges the lanes chosen, not every thread. */
+        const char *lanes = lanes_selected ? "selected lanes" : "threads";
+        if (r->tree.num_ranks > 1)
+            section(p, "Call tree (ranks and %s merged)", lanes);
+        else
+            section(p, "Call tree (%s merged)", lanes);
         print_tree(p, r, &r->tree, v);
         return;
     }
@@ -576,7 +581,7 @@ int cmd_report(int argc, char **argv)
     printer p = {stdout, cli_use_color(stdout)};
     print_header(&p, &report, profile, files, num_files);
     if (show & SHOW_TREE)
-        print_trees(&p, &report, opt.per_lane, &view);
+        print_trees(&p, &report, opt.per_lane, sel.num_lanes > 0, &view);
     if (show & SHOW_FLAT)
         print_flat(&p, &report);
     if ((show & SHOW_THREADS) && (report.num_threads || report.num_tasks))

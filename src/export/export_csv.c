@@ -99,6 +99,6 @@ int sp_export_csv(FILE *out, const sp_profile *profile, const sp_export_options 
     free(path);
     free(ranks);
     if (rc == 0)
-        sp_export_warn_events(options, events, "csv");
+        sp_export_warn_events(options, events, "csv export");
     return rc;
 }

@@ -111,7 +111,7 @@ int sp_export_folded(FILE *out, const sp_profile *profile, const sp_export_optio
             sp_write_int(out, tree.nodes[k].exclusive_ns);
             putc_unlocked('\n', out);
         }
-        sp_export_warn_events(options, tree.n, "folded");
+        sp_export_warn_events(options, tree.n, "folded export");
     }
     sp_path_tree_free(&tree);
     return rc;

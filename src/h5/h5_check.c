@@ -98,9 +98,69 @@ static void check_lanes(const sp_profile *prof, sp_problems *p)
 }
 
 /* call_ids unique within a rank; parent_ids -1 or a call id of the rank. */
+/* The usual case, and every command now pays for this check: call ids are
+ * 0..n-1 per rank (our writer, the Python package), so one byte per
+ * possible (rank, id) finds duplicates and parents without sorting 16-byte
+ * keys of every event.  Returns 0 when the ids are too sparse for it. */
+static int check_dense_call_ids(const sp_profile *prof, sp_problems *p)
+{
+    int64_t top = -1;
+    uint32_t ranks = 0;
+    for (size_t r = 0; r < prof->num_rows; r++) {
+        const sp_row *row = &prof->rows[r];
+        if (row->count && row->rank + 1 > ranks)
+            ranks = row->rank + 1;
+        for (uint64_t j = 0; j < row->count; j++) {
+            int64_t id = prof->call_ids[row->offset + j];
+            if (id < 0)
+                return 0;
+            if (id > top)
+                top = id;
+        }
+    }
+    uint64_t span = (uint64_t)top + 1;
+    if (ranks == 0 || span > (4 * (uint64_t)prof->num_events + 1024) / ranks)
+        return 0;
+    unsigned char *seen = calloc((size_t)(span * ranks), 1);
+    if (!seen)
+        return 0;
+    size_t dups = 0;
+    for (size_t r = 0; r < prof->num_rows; r++) {
+        const sp_row *row = &prof->rows[r];
+        for (uint64_t j = 0; j < row->count; j++) {
+            int64_t id = prof->call_ids[row->offset + j];
+            unsigned char *slot = &seen[(size_t)(row->rank * span + (uint64_t)id)];
+            if (*slot && !dups++)
+                sp_problem(p, "call id %lld appears more than once on rank %u (call ids must "
+                           "be unique within a rank)", (long long)id, row->rank);
+            *slot = 1;
+        }
+    }
+    for (size_t r = 0; prof->parent_ids && r < prof->num_rows; r++) {
+        const sp_row *row = &prof->rows[r];
+        uint64_t bad = 0;
+        int64_t example = 0;
+        for (uint64_t j = 0; j < row->count; j++) {
+            int64_t parent = prof->parent_ids[row->offset + j];
+            if (parent == -1 ||
+                (parent >= 0 && (uint64_t)parent < span &&
+                 seen[(size_t)(row->rank * span + (uint64_t)parent)]))
+                continue;
+            if (!bad++)
+                example = parent;
+        }
+        if (bad)
+            sp_problem(p, "region '%s' of rank %u: %llu events have parent id %lld (and "
+                       "others) that is no call of that rank", name_of(prof, row), row->rank,
+                       (unsigned long long)bad, (long long)example);
+    }
+    free(seen);
+    return 1;
+}
+
 static void check_call_ids(const sp_profile *prof, sp_problems *p)
 {
-    if (!prof->call_ids)
+    if (!prof->call_ids || check_dense_call_ids(prof, p))
         return;
     size_t n = 0;
     struct key *keys = malloc((prof->num_events + 1) * sizeof *keys);

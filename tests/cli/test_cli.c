@@ -823,3 +823,96 @@ Test(cli, names_that_are_not_utf8_give_valid_text_everywhere)
     cr_expect_str_eq(p->names[2], "cut\xe2\x82");
     sp_profile_free(p);
 }
+
+/* ---- viewer papercuts (issue 13, item 17) --------------------------------------- */
+
+/* 0 when the Python expression `check` holds for doc = json.load(path). */
+static int json_check(const char *path, const char *check)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c \"import json,sys; doc=json.load(open(sys.argv[1])); "
+             "sys.exit(0 if (%s) else 1)\" %s", check, path);
+    return system(cmd);
+}
+
+/* Lanes sort threads backwards (thread 1 before thread 0): speedscope used
+ * to open on rank 0's worker thread. */
+Test(cli, speedscope_opens_on_rank_0_main_thread)
+{
+    write_run();
+    result r = RUN("export", "speedscope", "run_rank00000.h5", "run_rank00001.h5", "-o", "s.json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    result_free(&r);
+    cr_expect_eq(json_check(in_dir("s.json"), "doc['profiles'][doc['activeProfileIndex']]['name']"
+                                              " == 'rank 0 - MainThread'"), 0,
+                 "activeProfileIndex is not rank 0's main thread");
+}
+
+/* speedscope's Chrome importer makes a frame per distinct (name, args): the
+ * per-call args made every call a frame.  They come with --call-args. */
+Test(cli, chrome_args_are_per_region_unless_asked)
+{
+    write_run();
+    result r = RUN("export", "chrome", "run_rank00000.h5", "-o", "c.json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    result_free(&r);
+    cr_expect_eq(json_check(in_dir("c.json"),
+                            "len({json.dumps(e.get('args', {})) for e in doc['traceEvents'] if "
+                            "e['ph'] == 'X' and e['name'] == 'solve'}) == 1"), 0,
+                 "the calls of 'solve' carry different args");
+    r = RUN("export", "chrome", "--call-args", "run_rank00000.h5", "-o", "c.json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "replaced the existing file"), "%s", r.out);
+    result_free(&r);
+    cr_expect_eq(json_check(in_dir("c.json"),
+                            "all('call_id' in e['args'] and 'parent_id' in e['args'] for e in "
+                            "doc['traceEvents'] if e['ph'] == 'X')"), 0, "no per-call args");
+}
+
+/* -o DIR/ (or an existing directory) worked for prof only. */
+Test(cli, output_into_a_directory_gets_the_default_name)
+{
+    write_run();
+    cr_assert_eq(mkdir(in_dir("out"), 0755), 0);
+    const char *const commands[][6] = {
+        {"export", "speedscope", "run_rank00000.h5", "-o", "out/"},
+        {"export", "csv", "run_rank00000.h5", "-o", "out"},
+        {"export", "prof", "run_rank00000.h5", "-o", "out/"},
+        {"flame", "run_rank00000.h5", "-o", "out/"},
+    };
+    const char *made[] = {"out/profile.speedscope.json", "out/profile.csv",
+                          "out/profile_rank0.prof", "out/flame.svg"};
+    for (size_t c = 0; c < 4; c++) {
+        result r = run_env(commands[c], NULL);
+        cr_expect_eq(r.status, 0, "%s %s: %s", commands[c][0], commands[c][1], r.err);
+        cr_expect_eq(access(in_dir(made[c]), F_OK), 0, "no %s: %s", made[c], r.out);
+        cr_expect(strstr(r.out, made[c]), "%s", r.out);
+        result_free(&r);
+    }
+}
+
+/* Existing output files were replaced without a word. */
+Test(cli, replacing_an_output_file_is_said)
+{
+    write_run();
+    result r = RUN("flame", "run_rank00000.h5", "-o", "f.svg");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, "wrote f.svg\n");
+    result_free(&r);
+    r = RUN("flame", "run_rank00000.h5", "-o", "f.svg");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, "wrote f.svg (replaced the existing file)\n");
+    result_free(&r);
+}
+
+/* --lanes=LIST merges the lanes chosen: the heading said "threads merged". */
+Test(cli, report_heading_with_selected_lanes)
+{
+    write_run();
+    result r = RUN("report", "--tree", "--lanes=worker", "run_rank00000.h5");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "Call tree (selected lanes merged)"), "%s", r.out);
+    cr_expect_null(strstr(r.out, "threads merged"), "%s", r.out);
+    result_free(&r);
+}
