@@ -122,6 +122,9 @@ typedef struct sp_export_options {
     const char *label;             /* run label; NULL: metadata "label" or "profile" */
     int call_paths;                /* prof: 1 = call-path mode (default) */
     FILE *warnings;                /* warnings go here (stderr); NULL: none */
+    const char *command;           /* names the warnings ("flame"); NULL: "export" */
+    int call_args;                 /* chrome: per-call args (ids, durations), see
+                                      docs/viewers.md; 0: only the region's source */
 } sp_export_options;
 
 /* More events than this in one export: warn and suggest filters. */

@@ -109,6 +109,7 @@ typedef struct sp_profile {
 
     size_t num_names;
     char **names;
+    struct sp_name_hash *name_hash; /* private to sp_profile_intern_name */
 
     size_t num_rows;
     sp_row *rows;

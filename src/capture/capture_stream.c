@@ -667,8 +667,8 @@ failed_scan:
     goto out;
 fail:
     sp_h5_sink_abort(wr.sink);
-    sp_h5_errf(st->err, st->errlen, "%s: %s (check free disk space and quotas; a previous "
-               "file at this path is left untouched)", c->path, wr.why);
+    sp_h5_errf(st->err, st->errlen, "%s: %s%s; a previous file at this path is left "
+               "untouched", c->path, wr.why, sp_h5_write_hint(wr.why));
     sp_h5_publish_abort(&pub);
 out:
     free(stats);

@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "model/capture.h"
+#include "model/file_kind.h"
 #include "model/spill_format.h"
 
 struct sp_spill_reader {
@@ -23,6 +25,14 @@ struct sp_spill_reader {
 
 sp_spill_reader *sp_spill_open(const char *path, char *err, size_t errlen)
 {
+    /* Before opening it: opening a FIFO waits for a writer for ever. */
+    struct stat st;
+    const char *kind = stat(path, &st) == 0 ? sp_file_kind_not_regular(&st) : NULL;
+    if (kind) {
+        snprintf(err, errlen, "%s: is %s, not a spill file (give the path of a regular "
+                 "file)", path, kind);
+        return NULL;
+    }
     FILE *f = fopen(path, "rb");
     if (!f) {
         snprintf(err, errlen, "%s: cannot open (%s)", path, strerror(errno));

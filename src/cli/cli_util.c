@@ -5,8 +5,10 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -173,4 +175,27 @@ int cli_find_shim(char *buf, size_t buflen)
         return copy_path(buf, buflen, realpath(path, resolved) ? resolved : path);
     copy_path(buf, buflen, SCOPEPROF_LIBDIR "/libscopeprof.so");
     return access(SCOPEPROF_LIBDIR "/libscopeprof.so", R_OK) == 0 ? 0 : -1;
+}
+
+const char *cli_output_path(const char *out, const char *default_name, char *buf, size_t len)
+{
+    struct stat st;
+    size_t n = strlen(out);
+    int is_dir = n > 0 && (out[n - 1] == '/' || (stat(out, &st) == 0 && S_ISDIR(st.st_mode)));
+    if (!is_dir || !strcmp(out, "-"))
+        return out;
+    snprintf(buf, len, "%s%s%s", out, out[n - 1] == '/' ? "" : "/", default_name);
+    return buf;
+}
+
+int cli_regular_file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+void cli_announce_written(const char *path, int replaced)
+{
+    /* Overwriting is what a re-run wants, but it must not go unnoticed. */
+    printf("wrote %s%s\n", path, replaced ? " (replaced the existing file)" : "");
 }

@@ -53,4 +53,12 @@ int cli_exe_dir(char *buf, size_t buflen);
  * installed path, for the error message). */
 int cli_find_shim(char *buf, size_t buflen);
 
+/* OUT for a command that writes one file: OUT itself, or when OUT is an
+ * existing directory or ends in '/', OUT/default_name (in buf). */
+const char *cli_output_path(const char *out, const char *default_name, char *buf, size_t len);
+/* 1 when path names an existing regular file (about to be replaced). */
+int cli_regular_file_exists(const char *path);
+/* "wrote PATH", or "wrote PATH (replaced the existing file)" on stdout. */
+void cli_announce_written(const char *path, int replaced);
+
 #endif

@@ -42,7 +42,11 @@ static const char export_help[] =
     "              profile_otf2; needs a build with libotf2)\n"
     "\n"
     "options:\n"
-    "  -o, --output OUT      output file ('-' = standard output, not for prof)\n"
+    "  -o, --output OUT      output file ('-' = standard output, not for prof); a\n"
+    "                        directory (or OUT ending in '/') gets the default name\n"
+    "      --call-args       chrome: per-call args (rank, call_index, call_id,\n"
+    "                        parent_id, durations); without it speedscope merges the\n"
+    "                        calls of a region into one frame\n"
     "      --label TEXT      run name shown by the viewers (default: metadata label)\n"
     "      --no-call-paths   prof: one entry per region, with primitive (cc) and\n"
     "                        total (nc) call counts, instead of one per call path\n"
@@ -51,7 +55,8 @@ static const char export_help[] =
     "selection (all ranks by default, unlike scope-profiler's rank 0):\n"
     "%s"
     "\n"
-    "A warning is printed when an export holds more than a million events.\n"
+    "A warning is printed when an export holds more than a million events, and\n"
+    "'replaced' when an existing file was overwritten.\n"
     "Exit status: 0 ok, 1 unreadable file or failed export, 2 usage error.\n";
 
 typedef enum format { SPEEDSCOPE, CHROME, PERFETTO, PROF, FOLDED, JSON, CSV, OTF2 } format;
@@ -82,6 +87,7 @@ static int write_output(const char *path, write_fn fn, const sp_profile *profile
 {
     char err[1024] = "";
     int to_stdout = !strcmp(path, "-");
+    int replacing = !to_stdout && cli_regular_file_exists(path);
     FILE *out = to_stdout ? stdout : fopen(path, "wb");
     if (!out)
         return cli_file_error(CMD, path, "cannot create: %s", strerror(errno));
@@ -104,6 +110,8 @@ static int write_output(const char *path, write_fn fn, const sp_profile *profile
             unlink(path);
         return cli_file_error(CMD, rc < 0 ? profile->path : path, "%s", err);
     }
+    if (!to_stdout)
+        cli_announce_written(path, replacing);
     return 0;
 }
 
@@ -161,8 +169,6 @@ static int export_prof_files(const char *out, const sp_profile *profile,
         char path[4096];
         snprintf(path, sizeof path, "%.*s_rank%u.prof", (int)len, out, ranks[k]);
         rc = write_output(path, write_prof, profile, options, &ranks[k]);
-        if (rc == 0)
-            printf("wrote %s\n", path);
     }
     free(ranks);
     return rc;
@@ -177,7 +183,7 @@ int cmd_export(int argc, char **argv)
     if (argc < 2)
         return cli_usage_error(CMD, "missing FORMAT (speedscope, perfetto, chrome, prof, folded, json, csv, otf2)");
     const char *out = NULL, *label = NULL;
-    int call_paths = 1, have_format = 0;
+    int call_paths = 1, call_args = 0, have_format = 0;
     format fmt = SPEEDSCOPE;
     const char **files = calloc((size_t)argc, sizeof *files);
     size_t num_files = 0;
@@ -208,6 +214,10 @@ int cmd_export(int argc, char **argv)
         }
         if (cli_flag(argv, &i, "--no-call-paths", NULL)) {
             call_paths = 0;
+            continue;
+        }
+        if (cli_flag(argv, &i, "--call-args", NULL)) {
+            call_args = 1;
             continue;
         }
         if ((got = cli_selection_option(CMD, &sel, argc, argv, &i)) != 0) {
@@ -250,12 +260,14 @@ int cmd_export(int argc, char **argv)
         rc = cli_file_error(CMD, NULL, "%s", why);
         goto done;
     }
-    if (!out)
-        for (size_t k = 0; k < sizeof formats / sizeof formats[0]; k++)
-            if (formats[k].fmt == fmt) {
-                out = formats[k].default_out;
-                break;
-            }
+    const char *default_out = NULL;
+    for (size_t k = 0; k < sizeof formats / sizeof formats[0]; k++)
+        if (formats[k].fmt == fmt) {
+            default_out = formats[k].default_out;
+            break;
+        }
+    char out_buf[4096];
+    out = out ? cli_output_path(out, default_out, out_buf, sizeof out_buf) : default_out;
 
     char err[1024] = "";
     sp_profile *profile = sp_load_run(files, num_files, err, sizeof err);
@@ -264,15 +276,14 @@ int cmd_export(int argc, char **argv)
         goto done;
     }
     sp_export_options options = {
-        .selection = &sel, .label = label, .call_paths = call_paths, .warnings = stderr};
+        .selection = &sel, .label = label, .call_paths = call_paths, .warnings = stderr,
+        .call_args = call_args};
     if (fmt == PROF)
         rc = export_prof_files(out, profile, &options);
     else if (fmt == OTF2)
         rc = export_otf2_archive(out, profile, &options);
     else
         rc = write_output(out, write_document, profile, &options, &fmt);
-    if (rc == 0 && fmt != PROF && strcmp(out, "-"))
-        printf("wrote %s\n", out);
     sp_profile_free(profile);
 done:
     sp_selection_free(&sel);

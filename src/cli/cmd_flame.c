@@ -90,14 +90,18 @@ int cmd_flame(int argc, char **argv)
         rc = cli_file_error(CMD, NULL, "%s", err);
         goto done;
     }
+    char out_buf[4096];
+    out = cli_output_path(out, "flame.svg", out_buf, sizeof out_buf);
     int to_stdout = !strcmp(out, "-");
+    int replacing = !to_stdout && cli_regular_file_exists(out);
     FILE *f = to_stdout ? stdout : fopen(out, "wb");
     if (!f) {
         rc = cli_file_error(CMD, out, "cannot create: %s", strerror(errno));
         sp_profile_free(profile);
         goto done;
     }
-    sp_export_options options = {.selection = &sel, .label = label, .warnings = stderr};
+    sp_export_options options = {.selection = &sel, .label = label, .warnings = stderr,
+                                 .command = "flame"};
     int failed = sp_flame_svg(f, profile, &options, chart, err, sizeof err) < 0;
     int write_failed = ferror(f);
     write_failed |= to_stdout ? fflush(f) != 0 : fclose(f) != 0;
@@ -109,7 +113,7 @@ int cmd_flame(int argc, char **argv)
     } else {
         rc = 0;
         if (!to_stdout)
-            printf("wrote %s\n", out);
+            cli_announce_written(out, replacing);
     }
     sp_profile_free(profile);
 done:

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model/utf8.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "report_mpi_print.h"
@@ -66,12 +67,15 @@ static const char *bold(const printer *p) { return p->color ? "\033[1m" : ""; }
 static const char *dim(const printer *p) { return p->color ? "\033[2m" : ""; }
 static const char *reset(const printer *p) { return p->color ? "\033[0m" : ""; }
 
-/* Terminal columns of a UTF-8 string (µ is one column, two bytes). */
+/* Terminal columns of a string as sp_utf8_write prints it (µ is one
+ * column, two bytes; an invalid byte one U+FFFD). */
 static size_t columns(const char *s)
 {
     size_t n = 0;
-    for (; *s; s++)
-        n += ((unsigned char)*s & 0xc0) != 0x80;
+    for (; *s; s++, n++) {
+        size_t k = (unsigned char)*s < 0x80 ? 1 : sp_utf8_sequence((const unsigned char *)s, 4);
+        s += k ? k - 1 : 0;
+    }
     return n;
 }
 
@@ -105,9 +109,14 @@ static void name_cell(const printer *p, size_t indent, const char *text, const c
                       size_t width)
 {
     size_t used = indent + columns(text) + (extra && extra[0] ? 2 + columns(extra) : 0);
-    fprintf(p->out, "%*s%s", (int)indent, "", text);
-    if (extra && extra[0])
-        fprintf(p->out, "  %s%s%s", dim(p), extra, reset(p));
+    /* Names are bytes: the terminal gets UTF-8, U+FFFD for the rest. */
+    fprintf(p->out, "%*s", (int)indent, "");
+    sp_utf8_write(p->out, text, strlen(text));
+    if (extra && extra[0]) {
+        fprintf(p->out, "  %s", dim(p));
+        sp_utf8_write(p->out, extra, strlen(extra));
+        fputs(reset(p), p->out);
+    }
     if (used > width) {
         fputc('\n', p->out);
         used = 0;
@@ -286,7 +295,8 @@ static void print_tree(const printer *p, const sp_report *r, const sp_report_tre
                 hidden == 1 ? "" : "es", reset(p));
 }
 
-static void print_trees(const printer *p, const sp_report *r, int per_lane, const tree_view *v)
+static void print_trees(const printer *p, const sp_report *r, int per_lane, int lanes_selected,
+                        const tree_view *v)
 {
     if (!r->has_tree) {
         section(p, "Call tree");
@@ -298,8 +308,12 @@ static void print_trees(const printer *p, const sp_report *r, int per_lane, cons
         return;
     }
     if (!per_lane) {
-        section(p, "Call tree%s", r->tree.num_ranks > 1 ? " (ranks and threads merged)"
-                                                         : " (threads merged)");
+        /* With --lanes=LIST the tree merges the lanes chosen, not every thread. */
+        const char *lanes = lanes_selected ? "selected lanes" : "threads";
+        if (r->tree.num_ranks > 1)
+            section(p, "Call tree (ranks and %s merged)", lanes);
+        else
+            section(p, "Call tree (%s merged)", lanes);
         print_tree(p, r, &r->tree, v);
         return;
     }
@@ -633,7 +647,7 @@ int cmd_report(int argc, char **argv)
     printer p = {stdout, cli_use_color(stdout)};
     print_header(&p, &report, profile, files, num_files);
     if (show & SHOW_TREE)
-        print_trees(&p, &report, opt.per_lane, &view);
+        print_trees(&p, &report, opt.per_lane, sel.num_lanes > 0, &view);
     if (show & SHOW_FLAT)
         print_flat(&p, &report);
     if ((show & SHOW_THREADS) && (report.num_threads || report.num_tasks))

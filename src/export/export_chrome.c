@@ -109,8 +109,9 @@ static void flow_events(sp_json *j, const sp_mpi_flows *flows, uint64_t e, uint3
     }
 }
 
-static int write_rank(sp_json *j, const sp_profile *profile, const sp_rank_data *data,
-                      int64_t origin, const sp_mpi_flows *flows, uint64_t *events, char *err,
+static int write_rank(sp_json *j, const sp_profile *profile, const sp_export_options *options,
+                      const sp_rank_data *data, int64_t origin, const sp_mpi_flows *flows,
+                      uint64_t *events, char *err,
                       size_t errlen)
 {
     const sp_calls *c = &data->calls;
@@ -150,28 +151,39 @@ static int write_rank(sp_json *j, const sp_profile *profile, const sp_rank_data 
         size_t tid = c->lane ? tid_of(walk.lanes, walk.num_lanes, c->lane[i]) : 0;
         sp_json_key(j, "tid");
         sp_json_uint(j, tid);
-        sp_json_key(j, "args");
-        sp_json_begin_object(j);
-        sp_json_key(j, "rank");
-        sp_json_uint(j, data->rank);
-        sp_json_key(j, "call_index");
-        sp_json_uint(j, c->call_index[i]);
-        sp_json_key(j, "call_id");
-        sp_json_int(j, data->call_id[i]);
-        sp_json_key(j, "parent_id");
-        sp_json_int(j, data->parent_id[i]);
-        sp_json_key(j, "duration_ns");
-        sp_json_int(j, c->end[i] - c->start[i]);
-        if (profile->gpu && profile->gpu[e] >= 0) {
-            sp_json_key(j, "gpu_duration_ns");
-            sp_json_int(j, profile->gpu[e]);
+        /* speedscope's Chrome importer makes one frame per distinct (name,
+         * args): per-call args (ids, durations) gave every call a frame of
+         * its own.  By default args hold only what is the same for every call
+         * of a region; --call-args adds the per-call fields of spec §7.3. */
+        int call_args = options && options->call_args;
+        int source = row && row->source_file && row->source_file[0];
+        if (call_args || source) {
+            sp_json_key(j, "args");
+            sp_json_begin_object(j);
         }
-        if (profile->await_ns) {
-            sp_json_key(j, "await_ns");
-            sp_json_int(j, profile->await_ns[e]);
+        if (call_args) {
+            sp_json_key(j, "rank");
+            sp_json_uint(j, data->rank);
+            sp_json_key(j, "call_index");
+            sp_json_uint(j, c->call_index[i]);
+            sp_json_key(j, "call_id");
+            sp_json_int(j, data->call_id[i]);
+            sp_json_key(j, "parent_id");
+            sp_json_int(j, data->parent_id[i]);
+            sp_json_key(j, "duration_ns");
+            sp_json_int(j, c->end[i] - c->start[i]);
+            if (profile->gpu && profile->gpu[e] >= 0) {
+                sp_json_key(j, "gpu_duration_ns");
+                sp_json_int(j, profile->gpu[e]);
+            }
+            if (profile->await_ns) {
+                sp_json_key(j, "await_ns");
+                sp_json_int(j, profile->await_ns[e]);
+            }
         }
-        mpi_args(j, profile, e);
-        if (row && row->source_file && row->source_file[0]) {
+        if (call_args)
+            mpi_args(j, profile, e);
+        if (source) {
             sp_json_key(j, "source_file");
             sp_json_string(j, row->source_file);
             if (row->source_line >= 0) {
@@ -179,7 +191,8 @@ static int write_rank(sp_json *j, const sp_profile *profile, const sp_rank_data 
                 sp_json_int(j, row->source_line);
             }
         }
-        sp_json_end_object(j);
+        if (call_args || source)
+            sp_json_end_object(j);
         sp_json_end_object(j);
         flow_events(j, flows, e, data->rank, tid, c->start[i], c->end[i], origin);
     }
@@ -258,7 +271,7 @@ int sp_export_chrome(FILE *out, const sp_profile *profile, const sp_export_optio
             break;
         }
         if (data.calls.n)
-            rc = write_rank(&j, profile, &data, origin, &flows, &events, err, errlen);
+            rc = write_rank(&j, profile, options, &data, origin, &flows, &events, err, errlen);
         sp_rank_data_free(&data);
     }
     sp_json_end_array(&j);
@@ -272,6 +285,6 @@ int sp_export_chrome(FILE *out, const sp_profile *profile, const sp_export_optio
         rc = -1;
     }
     if (rc == 0)
-        sp_export_warn_events(options, events, "chrome");
+        sp_export_warn_events(options, events, "chrome export");
     return rc;
 }

@@ -18,9 +18,10 @@ void sp_export_warn_events(const sp_export_options *options, uint64_t events,
     if (!options || !options->warnings || events <= SP_EXPORT_WARN_EVENTS)
         return;
     fprintf(options->warnings,
-            "scopeprof export: warning: the %s export holds %llu events; viewers get slow "
+            "scopeprof %s: warning: the %s holds %llu events; viewers get slow "
             "above a million - select less with --ranks, --lanes, --from/--to or "
             "--min-duration, or write Perfetto's binary trace (`scopeprof export perfetto`, "
             "about 22 bytes per call)\n",
-            format, (unsigned long long)events);
+            options->command ? options->command : "export", format,
+            (unsigned long long)events);
 }

@@ -4,20 +4,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/utf8.h"
 #include "scopeprof/export.h"
 
+/* Names are bytes; the file is UTF-8 text, invalid sequences as U+FFFD. */
 static void field(FILE *out, const char *s)
 {
     if (!strpbrk(s, ",\"\r\n")) {
-        fputs_unlocked(s, out);
+        sp_utf8_write(out, s, strlen(s));
         return;
     }
     putc_unlocked('"', out);
-    for (const char *c = s; *c; c++) {
-        if (*c == '"')
-            putc_unlocked('"', out);
-        putc_unlocked(*c, out);
+    for (const char *quote; (quote = strchr(s, '"')); s = quote + 1) {
+        sp_utf8_write(out, s, (size_t)(quote - s));
+        fputs_unlocked("\"\"", out);
     }
+    sp_utf8_write(out, s, strlen(s));
     putc_unlocked('"', out);
 }
 
@@ -97,6 +99,6 @@ int sp_export_csv(FILE *out, const sp_profile *profile, const sp_export_options 
     free(path);
     free(ranks);
     if (rc == 0)
-        sp_export_warn_events(options, events, "csv");
+        sp_export_warn_events(options, events, "csv export");
     return rc;
 }

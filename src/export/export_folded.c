@@ -8,12 +8,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/utf8.h"
 #include "scopeprof/export.h"
 
 static void put_frame(FILE *out, const char *name)
 {
-    for (const char *c = name; *c; c++)
+    for (const char *c = name; *c; c++) {
+        if ((unsigned char)*c >= 0x80) {
+            /* Names are bytes; the file is UTF-8 text (U+FFFD for the rest). */
+            size_t k = sp_utf8_sequence((const unsigned char *)c, 4 /* stops at the NUL */);
+            if (k) {
+                fwrite_unlocked(c, 1, k, out);
+                c += k - 1;
+            } else {
+                fputs_unlocked(SP_UTF8_REPLACEMENT, out);
+            }
+            continue;
+        }
         putc_unlocked(*c == ';' ? ',' : (*c == '\n' || *c == '\r') ? ' ' : *c, out);
+    }
 }
 
 static void put_node(FILE *out, const sp_profile *p, const sp_path_tree *t, int64_t node,
@@ -104,7 +117,7 @@ int sp_export_folded(FILE *out, const sp_profile *profile, const sp_export_optio
             sp_write_int(out, tree.nodes[k].exclusive_ns);
             putc_unlocked('\n', out);
         }
-        sp_export_warn_events(options, tree.n, "folded");
+        sp_export_warn_events(options, tree.n, "folded export");
     }
     sp_path_tree_free(&tree);
     return rc;

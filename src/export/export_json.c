@@ -269,6 +269,6 @@ int sp_export_json(FILE *out, const sp_profile *profile, const sp_export_options
     sp_json_end_object(&j);
     fputc('\n', out);
     free(ranks);
-    sp_export_warn_events(options, events, "json");
+    sp_export_warn_events(options, events, "json export");
     return 0;
 }

@@ -343,7 +343,7 @@ int sp_export_prof(FILE *out, const sp_profile *profile, uint32_t rank,
     }
     fputc('0', out);
     if (rc == 0)
-        sp_export_warn_events(options, data.calls.n, "prof");
+        sp_export_warn_events(options, data.calls.n, "prof export");
     sp_rank_data_free(&data);
     return rc;
 }

@@ -168,13 +168,11 @@ int sp_export_speedscope(FILE *out, const sp_profile *profile, const sp_export_o
     sp_json_string(&j, "scopeprof@" SCOPEPROF_VERSION);
     sp_json_key(&j, "name");
     sp_json_string(&j, sp_export_label(profile, options));
-    sp_json_key(&j, "activeProfileIndex");
-    sp_json_int(&j, 0);
     sp_json_key(&j, "profiles");
     sp_json_begin_array(&j);
     walk_ctx w = {.j = &j, .profile = profile, .frames = &f,
                   .origin = sp_selection_first_start(profile, sel)};
-    size_t profiles = 0;
+    size_t profiles = 0, active = 0;
     for (long k = 0; k < num_ranks; k++) {
         sp_rank_data data;
         if (sp_rank_data_load(profile, ranks[k], sel, &data, err, errlen) < 0)
@@ -186,12 +184,20 @@ int sp_export_speedscope(FILE *out, const sp_profile *profile, const sp_export_o
             goto done;
         }
         w.data = &data;
-        for (size_t lane = 0; lane < walk.num_lanes; lane++, profiles++)
+        for (size_t lane = 0; lane < walk.num_lanes; lane++, profiles++) {
+            /* Open on the first rank's main thread (thread index 0), not on
+             * whichever lane sorts first (a worker thread's). */
+            if (k == 0 && data.calls.lane && walk.lanes[lane] == sp_lane_id(0, -1))
+                active = profiles;
             write_profile(&w, &walk, lane);
+        }
         sp_lane_walk_free(&walk);
         sp_rank_data_free(&data);
     }
     sp_json_end_array(&j);
+    /* After the profiles, once known: key order does not matter in JSON. */
+    sp_json_key(&j, "activeProfileIndex");
+    sp_json_int(&j, (int64_t)active);
     write_frames(&j, profile, &f);
     sp_json_end_object(&j);
     fputc('\n', out);
@@ -200,7 +206,7 @@ int sp_export_speedscope(FILE *out, const sp_profile *profile, const sp_export_o
                  profile->path ? profile->path : "profile");
         goto done;
     }
-    sp_export_warn_events(options, w.events, "speedscope");
+    sp_export_warn_events(options, w.events, "speedscope export");
     rc = 0;
 done:
     free(ranks);

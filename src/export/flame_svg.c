@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/utf8.h"
 #include "scopeprof/export.h"
 
 #define WIDTH 1200.0
@@ -17,6 +18,17 @@
 static void xml(FILE *out, const char *s)
 {
     for (; *s; s++) {
+        if ((unsigned char)*s >= 0x80) {
+            /* Names are bytes: an XML document must be well-formed UTF-8. */
+            size_t k = sp_utf8_sequence((const unsigned char *)s, 4 /* stops at the NUL */);
+            if (k) {
+                fwrite_unlocked(s, 1, k, out);
+                s += k - 1;
+            } else {
+                fputs_unlocked(SP_UTF8_REPLACEMENT, out);
+            }
+            continue;
+        }
         switch (*s) {
         case '&': fputs("&amp;", out); break;
         case '<': fputs("&lt;", out); break;

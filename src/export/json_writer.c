@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/utf8.h"
 #include "scopeprof/export.h"
 
 void sp_json_escape(FILE *out, const char *s, size_t n)
@@ -13,8 +14,20 @@ void sp_json_escape(FILE *out, const char *s, size_t n)
     size_t plain = 0; /* start of the pending run of characters needing no escape */
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\')
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\')
             continue;
+        if (c >= 0x80) {
+            /* Names are bytes: a JSON document must be UTF-8 (RFC 8259). */
+            size_t k = sp_utf8_sequence((const unsigned char *)s + i, n - i);
+            if (k) {
+                i += k - 1;
+                continue;
+            }
+            fwrite_unlocked(s + plain, 1, i - plain, out);
+            fputs_unlocked(SP_UTF8_REPLACEMENT, out);
+            plain = i + 1;
+            continue;
+        }
         fwrite_unlocked(s + plain, 1, i - plain, out);
         plain = i + 1;
         switch (c) {

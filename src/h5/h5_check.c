@@ -98,9 +98,69 @@ static void check_lanes(const sp_profile *prof, sp_problems *p)
 }
 
 /* call_ids unique within a rank; parent_ids -1 or a call id of the rank. */
+/* The usual case, and every command now pays for this check: call ids are
+ * 0..n-1 per rank (our writer, the Python package), so one byte per
+ * possible (rank, id) finds duplicates and parents without sorting 16-byte
+ * keys of every event.  Returns 0 when the ids are too sparse for it. */
+static int check_dense_call_ids(const sp_profile *prof, sp_problems *p)
+{
+    int64_t top = -1;
+    uint32_t ranks = 0;
+    for (size_t r = 0; r < prof->num_rows; r++) {
+        const sp_row *row = &prof->rows[r];
+        if (row->count && row->rank + 1 > ranks)
+            ranks = row->rank + 1;
+        for (uint64_t j = 0; j < row->count; j++) {
+            int64_t id = prof->call_ids[row->offset + j];
+            if (id < 0)
+                return 0;
+            if (id > top)
+                top = id;
+        }
+    }
+    uint64_t span = (uint64_t)top + 1;
+    if (ranks == 0 || span > (4 * (uint64_t)prof->num_events + 1024) / ranks)
+        return 0;
+    unsigned char *seen = calloc((size_t)(span * ranks), 1);
+    if (!seen)
+        return 0;
+    size_t dups = 0;
+    for (size_t r = 0; r < prof->num_rows; r++) {
+        const sp_row *row = &prof->rows[r];
+        for (uint64_t j = 0; j < row->count; j++) {
+            int64_t id = prof->call_ids[row->offset + j];
+            unsigned char *slot = &seen[(size_t)(row->rank * span + (uint64_t)id)];
+            if (*slot && !dups++)
+                sp_problem(p, "call id %lld appears more than once on rank %u (call ids must "
+                           "be unique within a rank)", (long long)id, row->rank);
+            *slot = 1;
+        }
+    }
+    for (size_t r = 0; prof->parent_ids && r < prof->num_rows; r++) {
+        const sp_row *row = &prof->rows[r];
+        uint64_t bad = 0;
+        int64_t example = 0;
+        for (uint64_t j = 0; j < row->count; j++) {
+            int64_t parent = prof->parent_ids[row->offset + j];
+            if (parent == -1 ||
+                (parent >= 0 && (uint64_t)parent < span &&
+                 seen[(size_t)(row->rank * span + (uint64_t)parent)]))
+                continue;
+            if (!bad++)
+                example = parent;
+        }
+        if (bad)
+            sp_problem(p, "region '%s' of rank %u: %llu events have parent id %lld (and "
+                       "others) that is no call of that rank", name_of(prof, row), row->rank,
+                       (unsigned long long)bad, (long long)example);
+    }
+    free(seen);
+    return 1;
+}
+
 static void check_call_ids(const sp_profile *prof, sp_problems *p)
 {
-    if (!prof->call_ids)
+    if (!prof->call_ids || check_dense_call_ids(prof, p))
         return;
     size_t n = 0;
     struct key *keys = malloc((prof->num_events + 1) * sizeof *keys);
@@ -160,35 +220,49 @@ static int by_rank_region(const void *a, const void *b, void *ctx)
     return *(const size_t *)a < *(const size_t *)b ? -1 : *(const size_t *)a > *(const size_t *)b;
 }
 
-/* Rebuild the call tree of one rank (rows order[lo..hi)) on its lanes. */
-static void check_rank_nesting(const sp_profile *prof, const size_t *order, size_t lo, size_t hi,
-                               sp_problems *p)
+/* Rebuild the call tree of one rank (rows order[lo..hi)) on its lanes.
+ * Calls that do not nest are a problem only when `nesting_required` (the
+ * check command; the other commands show such a rank flat, with a
+ * warning).  Stored call_ids/parent_ids must describe the tree the times
+ * give: flame and export follow them, so a disagreement is damage. */
+static void check_rank_tree(const sp_profile *prof, const size_t *order, size_t lo, size_t hi,
+                            int nesting_required, sp_problems *p)
 {
     size_t n = 0;
     for (size_t k = lo; k < hi; k++)
         n += prof->rows[order[k]].count;
     if (n == 0)
         return;
+    uint32_t rank = prof->rows[order[lo]].rank;
     int64_t *start = malloc(n * sizeof *start), *end = malloc(n * sizeof *end);
     int64_t *threads = prof->thread_ids ? malloc(n * sizeof *threads) : NULL;
     int64_t *tasks = prof->task_ids ? malloc(n * sizeof *tasks) : NULL;
     uint32_t *region = malloc(n * sizeof *region);
-    if (!start || !end || !region || (prof->thread_ids && !threads) || (prof->task_ids && !tasks)) {
+    uint64_t *event = malloc(n * sizeof *event);
+    if (!start || !end || !region || !event || (prof->thread_ids && !threads) ||
+        (prof->task_ids && !tasks)) {
         sp_problem(p, "out of memory checking nesting");
         goto out;
     }
-    size_t i = 0;
+    size_t i = 0, with_ids = 0;
     for (size_t k = lo; k < hi; k++) {
         const sp_row *row = &prof->rows[order[k]];
         for (uint64_t j = 0; j < row->count; j++, i++) {
-            start[i] = prof->start[row->offset + j];
-            end[i] = prof->end[row->offset + j];
+            uint64_t e = row->offset + j;
+            start[i] = prof->start[e];
+            end[i] = prof->end[e];
             region[i] = row->region;
+            event[i] = e;
             if (threads)
-                threads[i] = prof->thread_ids[row->offset + j];
+                threads[i] = prof->thread_ids[e];
             if (tasks)
-                tasks[i] = prof->task_ids[row->offset + j];
+                tasks[i] = prof->task_ids[e];
+            with_ids += prof->call_ids && prof->parent_ids && prof->call_ids[e] >= 0;
         }
+    }
+    if (with_ids > 0 && with_ids < n) {
+        sp_problem(p, "rank %u stores call_ids for only %zu of its %zu calls", rank, with_ids, n);
+        goto out;
     }
     sp_call_input input = {
         .n = n, .start = start, .end = end, .region = region, .thread_ids = threads,
@@ -197,19 +271,61 @@ static void check_rank_nesting(const sp_profile *prof, const size_t *order, size
     };
     sp_calls calls;
     char why[512];
-    if (sp_calls_build(&input, &calls, why, sizeof why) < 0)
-        sp_problem(p, "rank %u: %s", prof->rows[order[lo]].rank, why);
-    else
-        sp_calls_free(&calls);
+    if (sp_calls_build(&input, &calls, why, sizeof why) < 0) {
+        if (nesting_required)
+            sp_problem(p, "rank %u: %s", rank, why);
+        goto out;
+    }
+    for (size_t c = 0; with_ids && c < calls.n; c++) {
+        uint64_t e = event[calls.input_pos[c]];
+        int64_t parent = calls.parent[c];
+        /* A call at the root of its lane (a task, a worker thread) may keep
+         * an edge to the call that started it, on another lane. */
+        if (parent < 0)
+            continue;
+        int64_t expected = prof->call_ids[event[calls.input_pos[parent]]];
+        if (prof->parent_ids[e] != expected) {
+            sp_problem(p, "rank %u: call %lld of '%s' [%lld, %lld] ns has stored parent id "
+                       "%lld but its timestamps nest it under call id %lld: the "
+                       "call_ids/parent_ids columns disagree with the recorded times",
+                       rank, (long long)prof->call_ids[e], prof->names[calls.region[c]],
+                       (long long)calls.start[c], (long long)calls.end[c],
+                       (long long)prof->parent_ids[e], (long long)expected);
+            break;
+        }
+    }
+    sp_calls_free(&calls);
 out:
     free(start);
     free(end);
     free(threads);
     free(tasks);
     free(region);
+    free(event);
 }
 
-static void check_rows(const sp_profile *prof, sp_problems *p)
+/* A call that ends before it starts: no reader can give it a duration. */
+static void check_durations(const sp_profile *prof, sp_problems *p)
+{
+    for (size_t r = 0; !prof->aggregate && r < prof->num_rows; r++) {
+        const sp_row *row = &prof->rows[r];
+        uint64_t bad = 0;
+        int64_t example = 0;
+        for (uint64_t j = 0; j < row->count; j++) {
+            int64_t d = (int64_t)((uint64_t)prof->end[row->offset + j] -
+                                  (uint64_t)prof->start[row->offset + j]);
+            if (d < 0 && !bad++)
+                example = d;
+        }
+        if (bad)
+            sp_problem(p, "region '%s' of rank %u: %llu calls end before they start "
+                       "(duration %lld ns)", name_of(prof, row), row->rank,
+                       (unsigned long long)bad, (long long)example);
+    }
+}
+
+/* Duplicate rows, summary statistics, the call tree of every rank. */
+static void check_rows(const sp_profile *prof, int nesting_required, sp_problems *p)
 {
     size_t *order = malloc((prof->num_rows + 1) * sizeof *order);
     if (!order) {
@@ -243,10 +359,22 @@ static void check_rows(const sp_profile *prof, sp_problems *p)
         size_t hi = lo + 1;
         while (hi < prof->num_rows && prof->rows[order[hi]].rank == prof->rows[order[lo]].rank)
             hi++;
-        check_rank_nesting(prof, order, lo, hi, p);
+        check_rank_tree(prof, order, lo, hi, nesting_required, p);
         lo = hi;
     }
     free(order);
+}
+
+void sp_h5_validate_profile(const sp_profile *prof, int nesting_required, sp_problems *p)
+{
+    /* Like calls that do not nest: the shim can record them (a clock that
+     * stepped back), our writer keeps them and the other commands show the
+     * rank flat with a warning; check refuses them. */
+    if (nesting_required)
+        check_durations(prof, p);
+    check_lanes(prof, p);
+    check_call_ids(prof, p);
+    check_rows(prof, nesting_required, p);
 }
 
 long sp_h5_check(const char *path, sp_check_report_fn report, void *ctx,
@@ -259,13 +387,13 @@ long sp_h5_check(const char *path, sp_check_report_fn report, void *ctx,
         return -1;
     H5Fclose(file);
 
-    sp_problems p = {.path = path, .err = err, .errlen = errlen, .report = report, .ctx = ctx};
+    /* The reader applies sp_h5_validate_profile as for every command;
+     * check alone also requires every rank's calls to nest. */
+    sp_problems p = {.path = path, .err = err, .errlen = errlen, .report = report, .ctx = ctx,
+                     .nesting_required = 1};
     sp_profile *prof = sp_h5_read_problems(path, &p);
     if (!prof)
         return p.count ? p.count : 1;
-    check_rows(prof, &p);
-    check_lanes(prof, &p);
-    check_call_ids(prof, &p);
     sp_profile_free(prof);
     return p.count;
 }

@@ -23,6 +23,9 @@ void sp_h5_errf(char *err, size_t errlen, const char *fmt, ...)
 /* Innermost description on HDF5's current error stack, e.g. the system
  * error behind a failed write; "" when there is none. */
 const char *sp_h5_error_detail(char *buf, size_t len);
+/* " (check free disk space and quotas)" when `why` (a write failure) is the
+ * system's no space / quota / file too large; else "". */
+const char *sp_h5_write_hint(const char *why);
 
 /* Problems found while reading: the reader stops at the first one, the
  * checker collects them all.  Messages are stored as "<path>: <problem>". */
@@ -33,6 +36,7 @@ typedef struct sp_problems {
     sp_check_report_fn report;  /* NULL: reader mode */
     void *ctx;
     long count;
+    int nesting_required; /* check: calls that do not nest are a problem */
 } sp_problems;
 void sp_problem(sp_problems *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -77,6 +81,13 @@ int sp_h5_attr_put_int(hid_t obj, const char *name, int64_t value);
 int sp_h5_attr_put_float(hid_t obj, const char *name, double value);
 int sp_h5_attr_put_string(hid_t obj, const char *name, const char *value);
 int sp_h5_attr_put_strings(hid_t obj, const char *name, const char *const *values, size_t n);
+/* A 1-D vlen UTF-8 dataset `name` under loc holding n strings. */
+int sp_h5_put_string_column(hid_t loc, const char *name, const char *const *values, size_t n);
+/* A list of strings longer than this is stored as a dataset /metadata/<key>
+ * instead of an attribute: each vlen string takes 16 bytes of the object
+ * header, whose messages HDF5 limits to 64 KiB (about 4,000 strings; a run
+ * with more distinct regions lost its file on region_functions). */
+#define SP_META_ATTR_MAX_STRINGS 1024
 /* Read any integer/float/string (scalar or 1-D list of strings) attribute as
  * metadata.  1 read, 0 skipped (unsupported type), -1 failure. */
 int sp_h5_attr_get_meta(hid_t attr, sp_meta *out);
@@ -96,6 +107,14 @@ int sp_h5_read_lanes(hid_t file, sp_profile *profile, sp_problems *p);
 int sp_h5_read_v1(hid_t file, sp_profile *profile, sp_problems *p);
 /* Row bounds, overlaps and region ids against the event column length. */
 void sp_h5_validate_rows(const sp_profile *profile, uint64_t num_events, sp_problems *p);
+/* The validation every command applies to what it read (the reader calls
+ * it, so report, export, flame, merge and check agree): lane ids against
+ * the lane tables, call ids unique and parent ids naming calls, duplicate
+ * rows, summary statistics against the events, stored call_ids/parent_ids
+ * against the tree the times give.  Ranks whose calls do not nest or end
+ * before they start are a problem only when nesting_required (check); the
+ * other commands show them flat with a warning. */
+void sp_h5_validate_profile(const sp_profile *prof, int nesting_required, sp_problems *p);
 /* num_ranks from metadata mpi_size and the rows' ranks. */
 void sp_h5_set_num_ranks(sp_profile *profile);
 /* JSON text of a list of strings ("[]" when empty); malloc'd. */

@@ -1,5 +1,6 @@
 /* h5_io.c - small HDF5 helpers: error reporting, 1-D columns and
  * attributes, so the schema code reads as the layout it implements. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,17 @@ const char *sp_h5_error_detail(char *buf, size_t len)
         if (*c == '\n' || *c == '\r')
             *c = ' ';
     return buf;
+}
+
+const char *sp_h5_write_hint(const char *why)
+{
+    /* Only a failure the system reported as a lack of space earns the
+     * advice to free some: a layout HDF5 refuses is not cured by it. */
+    static const int space_errors[] = {ENOSPC, EDQUOT, EFBIG};
+    for (size_t i = 0; i < sizeof space_errors / sizeof *space_errors; i++)
+        if (why && strstr(why, strerror(space_errors[i])))
+            return " (check free disk space and quotas)";
+    return "";
 }
 
 void sp_problem(sp_problems *p, const char *fmt, ...)
@@ -305,21 +317,15 @@ void sp_h5_free_strings(char **strings, size_t n)
 /* HDF5 clears a 1 MiB type-conversion buffer for every dataset read that
  * converts (variable-length strings always do), which dominated reading
  * many small rank files: a buffer the size of the n values is enough. */
-static herr_t read_values(hid_t obj, hid_t mtype, int is_attr, size_t n, void *buf)
+static herr_t read_values(hid_t obj, hid_t mtype, int is_attr, size_t n, void *buf, hid_t dxpl)
 {
     if (is_attr)
         return H5Aread(obj, mtype, buf);
     size_t elem = H5Tget_size(mtype);
     size_t want = n * (elem > 16 ? elem : 16) + 256;
-    hid_t dxpl = want < ((size_t)1 << 20) ? H5Pcreate(H5P_DATASET_XFER) : H5I_INVALID_HID;
-    if (dxpl >= 0 && H5Pset_buffer(dxpl, want, NULL, NULL) < 0) {
-        H5Pclose(dxpl);
-        dxpl = H5I_INVALID_HID;
-    }
-    herr_t st = H5Dread(obj, mtype, H5S_ALL, H5S_ALL, dxpl >= 0 ? dxpl : H5P_DEFAULT, buf);
-    if (dxpl >= 0)
-        H5Pclose(dxpl);
-    return st;
+    if (dxpl != H5P_DEFAULT && want < ((size_t)1 << 20))
+        H5Pset_buffer(dxpl, want, NULL, NULL); /* on failure the default size */
+    return H5Dread(obj, mtype, H5S_ALL, H5S_ALL, dxpl, buf);
 }
 
 int sp_h5_bound_attribute_memory;
@@ -365,18 +371,32 @@ static int bound_address_space(struct rlimit *saved)
 }
 
 /* A corrupt heap can claim gigabytes of variable-length string data, which
- * HDF5 would try to allocate: ask for the size first (datasets only;
- * attributes are small). */
-static int vlen_too_big(hid_t dataset, hid_t mtype)
+ * HDF5 would try to allocate.  Dataset reads get their strings from this
+ * allocator, which refuses to hand out more than 1 GiB in all, so such a
+ * read fails instead.  (Asking H5Dvlen_get_buf_size first did the same job,
+ * but HDF5 1.10 clears a 1 MiB buffer per element there: a million region
+ * names took longer than the read timeout.)  Attributes have no transfer
+ * property list: see bound_address_space. */
+struct vlen_budget {
+    size_t left;
+};
+
+static void *budget_alloc(size_t size, void *info)
 {
-    hsize_t need = 0;
-    hid_t space = H5Dget_space(dataset);
-    herr_t sized = space >= 0 ? H5Dvlen_get_buf_size(dataset, mtype, space, &need) : -1;
-    if (space >= 0)
-        H5Sclose(space);
-    return sized < 0 || need > ((hsize_t)1 << 30);
+    struct vlen_budget *b = info;
+    if (size > b->left)
+        return NULL;
+    void *mem = malloc(size ? size : 1);
+    if (mem)
+        b->left -= size;
+    return mem;
 }
 
+static void budget_free(void *mem, void *info)
+{
+    (void)info;
+    free(mem);
+}
 /* Copies of n strings read from a dataset or attribute `obj` whose file
  * type is `ftype`; `is_attr` selects the read call. */
 static int read_string_values(hid_t obj, hid_t ftype, int is_attr, size_t n, char ***out)
@@ -399,16 +419,18 @@ static int read_string_values(hid_t obj, hid_t ftype, int is_attr, size_t n, cha
             free(raw);
             goto out;
         }
-        /* Either bound: asking HDF5 for the size costs as much as the read
-         * itself (it reads every string), the address-space limit costs a
-         * few system calls, so it is taken where it is available. */
-        struct rlimit saved;
-        int bounded = n > 0 && bound_address_space(&saved);
-        if (!bounded && !is_attr && n > 0 && vlen_too_big(obj, mtype)) {
+        struct vlen_budget budget = {(size_t)1 << 30};
+        hid_t dxpl = is_attr ? H5P_DEFAULT : H5Pcreate(H5P_DATASET_XFER);
+        if (dxpl < 0 || (!is_attr && H5Pset_vlen_mem_manager(dxpl, budget_alloc, &budget,
+                                                             budget_free, NULL) < 0)) {
+            if (dxpl >= 0)
+                H5Pclose(dxpl);
             free(raw);
             goto out;
         }
-        herr_t st = n == 0 ? 0 : read_values(obj, mtype, is_attr, n, raw);
+        struct rlimit saved;
+        int bounded = is_attr && n > 0 && bound_address_space(&saved);
+        herr_t st = n == 0 ? 0 : read_values(obj, mtype, is_attr, n, raw, dxpl);
         if (bounded)
             setrlimit(RLIMIT_AS, &saved);
         if (st >= 0) {
@@ -417,9 +439,14 @@ static int read_string_values(hid_t obj, hid_t ftype, int is_attr, size_t n, cha
                 if (!(result[i] = strdup(raw[i] ? raw[i] : "")))
                     rc = -1;
         }
-        for (size_t i = 0; i < n; i++)
-            if (raw[i])
+        for (size_t i = 0; i < n; i++) {
+            if (raw[i] && is_attr)
                 H5free_memory(raw[i]);
+            else
+                free(raw[i]);
+        }
+        if (!is_attr)
+            H5Pclose(dxpl);
         free(raw);
     } else {
         size_t width = H5Tget_size(ftype);
@@ -431,7 +458,7 @@ static int read_string_values(hid_t obj, hid_t ftype, int is_attr, size_t n, cha
             free(raw);
             goto out;
         }
-        herr_t st = n == 0 ? 0 : read_values(obj, mtype, is_attr, n, raw);
+        herr_t st = n == 0 ? 0 : read_values(obj, mtype, is_attr, n, raw, H5P_DEFAULT);
         if (st >= 0) {
             rc = 0;
             for (size_t i = 0; i < n; i++)
@@ -532,6 +559,18 @@ int sp_h5_attr_put_strings(hid_t obj, const char *name, const char *const *value
         H5Tclose(type);
     if (space >= 0)
         H5Sclose(space);
+    return rc;
+}
+
+int sp_h5_put_string_column(hid_t loc, const char *name, const char *const *values, size_t n)
+{
+    hid_t type = sp_h5_string_type();
+    hid_t dset = type < 0 ? -1 : sp_h5_create_column(loc, name, type, n, 0);
+    int rc = dset < 0 || sp_h5_put(dset, type, 0, n, values) < 0 ? -1 : 0;
+    if (dset >= 0 && H5Dclose(dset) < 0)
+        rc = -1;
+    if (type >= 0)
+        H5Tclose(type);
     return rc;
 }
 

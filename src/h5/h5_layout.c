@@ -550,6 +550,9 @@ static int put_meta(hid_t group, const sp_meta *m)
     case SP_META_FLOAT: return sp_h5_attr_put_float(group, m->key, m->f);
     case SP_META_STRING: return sp_h5_attr_put_string(group, m->key, m->s);
     case SP_META_STRINGS:
+        if (m->list_len > SP_META_ATTR_MAX_STRINGS)
+            return sp_h5_put_string_column(group, m->key, (const char *const *)m->list,
+                                           m->list_len);
         return sp_h5_attr_put_strings(group, m->key, (const char *const *)m->list, m->list_len);
     }
     return -1;

@@ -74,7 +74,7 @@ static int copy_inputs(const char *const *inputs, size_t count, const struct mer
     sp_profile *meta = NULL;
     sp_h5_sink *sink = sp_h5_sink_create(file, &plan->layout, why, sizeof why);
     if (!sink) {
-        sp_h5_errf(err, errlen, "%s (check free disk space and quotas)", why);
+        sp_h5_errf(err, errlen, "%s%s", why, sp_h5_write_hint(why));
         return -1;
     }
     for (size_t k = 0; k < count; k++) {
@@ -93,7 +93,7 @@ static int copy_inputs(const char *const *inputs, size_t count, const struct mer
         free(map);
         sp_profile_free(profile);
         if (rc < 0) {
-            sp_h5_errf(err, errlen, "copying %s: %s (check free disk space and quotas)", path, why);
+            sp_h5_errf(err, errlen, "copying %s: %s%s", path, why, sp_h5_write_hint(why));
             goto fail_quiet;
         }
     }
@@ -102,7 +102,7 @@ static int copy_inputs(const char *const *inputs, size_t count, const struct mer
                                plan->layout.num_rows ? &mpi_size : NULL, why, sizeof why);
     sink = NULL;
     if (rc < 0)
-        sp_h5_errf(err, errlen, "%s (check free disk space and quotas)", why);
+        sp_h5_errf(err, errlen, "%s%s", why, sp_h5_write_hint(why));
     sp_name_index_free(&names);
     sp_profile_free(meta);
     return rc;

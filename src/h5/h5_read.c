@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "h5/h5_internal.h"
+#include "model/file_kind.h"
 
 hid_t sp_h5_open_read(const char *path, sp_problems *p)
 {
@@ -19,8 +20,10 @@ hid_t sp_h5_open_read(const char *path, sp_problems *p)
             sp_problem(p, "cannot open: %s", strerror(errno));
         return -1;
     }
-    if (S_ISDIR(st.st_mode)) {
-        sp_problem(p, "is a directory, not a profile file");
+    /* Before HDF5 opens it: opening a FIFO waits for a writer for ever. */
+    const char *kind = sp_file_kind_not_regular(&st);
+    if (kind) {
+        sp_problem(p, "is %s, not a profile file (give the path of a regular .h5 file)", kind);
         return -1;
     }
     sp_h5_silence();
@@ -376,6 +379,14 @@ sp_profile *sp_h5_read_problems(const char *path, sp_problems *p)
     __atomic_store_n(&sp_h5_current_path, path, __ATOMIC_RELEASE);
     sp_profile *profile = read_problems(path, p);
     __atomic_store_n(&sp_h5_current_path, NULL, __ATOMIC_RELEASE);
+    /* After the watchdog's window: this is our own work, not HDF5's. */
+    if (profile) {
+        sp_h5_validate_profile(profile, p->nesting_required, p);
+        if (p->count > 0) {
+            sp_profile_free(profile);
+            return NULL;
+        }
+    }
     return profile;
 }
 

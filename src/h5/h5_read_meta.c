@@ -9,6 +9,69 @@
  * make us loop for ever. */
 #define SP_MAX_META 65536
 
+/* Lists too long for an attribute are datasets /metadata/<key> (see
+ * SP_META_ATTR_MAX_STRINGS); files written before that hold attributes
+ * only, and both forms read the same.  Members of other kinds are not ours:
+ * skipped. */
+static int read_metadata_datasets(hid_t file, sp_profile *profile, sp_problems *p)
+{
+    H5G_info_t info;
+    if (H5Gget_info_by_name(file, "metadata", &info, H5P_DEFAULT) < 0) {
+        sp_problem(p, "/metadata cannot be read");
+        return -1;
+    }
+    if (info.nlinks == 0)
+        return 0;
+    if (info.nlinks > SP_MAX_META) {
+        sp_problem(p, "/metadata holds %llu members, more than any profile",
+                   (unsigned long long)info.nlinks);
+        return -1;
+    }
+    sp_meta *grown = realloc(profile->meta, (profile->num_meta + info.nlinks) * sizeof *grown);
+    if (!grown) {
+        sp_problem(p, "out of memory");
+        return -1;
+    }
+    profile->meta = grown;
+    for (hsize_t i = 0; i < info.nlinks; i++) {
+        char name[256], path[300];
+        ssize_t len = H5Lget_name_by_idx(file, "metadata", H5_INDEX_NAME, H5_ITER_INC, i, name,
+                                         sizeof name, H5P_DEFAULT);
+        if (len < 0 || (size_t)len >= sizeof name)
+            continue;
+        snprintf(path, sizeof path, "metadata/%s", name);
+        H5O_info_t oinfo;
+        hsize_t n = 0;
+        if (H5Oget_info_by_name(file, path, &oinfo, H5P_DEFAULT) < 0 ||
+            oinfo.type != H5O_TYPE_DATASET || sp_h5_column_length(file, path, &n) != 1)
+            continue;
+        hid_t dset = H5Dopen2(file, path, H5P_DEFAULT);
+        hid_t type = dset >= 0 ? H5Dget_type(dset) : -1;
+        int is_string = type >= 0 && H5Tget_class(type) == H5T_STRING;
+        if (type >= 0)
+            H5Tclose(type);
+        if (dset >= 0)
+            H5Dclose(dset);
+        if (!is_string)
+            continue;
+        sp_meta *m = &profile->meta[profile->num_meta];
+        memset(m, 0, sizeof *m);
+        if (sp_h5_read_strings(file, path, n, &m->list) < 0) {
+            sp_problem(p, "/%s cannot be read (wrong type, or damaged)", path);
+            return -1;
+        }
+        m->type = SP_META_STRINGS;
+        m->list_len = (size_t)n;
+        if (!(m->key = strdup(name))) {
+            sp_h5_meta_clear(m);
+            sp_problem(p, "out of memory");
+            return -1;
+        }
+        profile->num_meta++;
+    }
+    return 0;
+}
+
 int sp_h5_read_metadata(hid_t file, sp_profile *profile, sp_problems *p)
 {
     if (!sp_h5_exists(file, "metadata"))
@@ -53,7 +116,7 @@ int sp_h5_read_metadata(hid_t file, sp_profile *profile, sp_problems *p)
         }
         H5Aclose(attr);
     }
-    return 0;
+    return read_metadata_datasets(file, profile, p);
 }
 
 static int64_t at_i64(const int64_t *column, hsize_t i, int64_t dflt)

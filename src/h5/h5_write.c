@@ -21,8 +21,8 @@ int sp_h5_write(const char *path, const sp_profile *profile, char *err, size_t e
         goto fail;
     return sp_h5_publish_commit(&pub, err, errlen);
 fail:
-    sp_h5_errf(err, errlen, "%s: %s (check free disk space and quotas; a previous file "
-               "at this path is left untouched)", path, why);
+    sp_h5_errf(err, errlen, "%s: %s%s; a previous file at this path is left untouched", path,
+               why, sp_h5_write_hint(why));
     sp_h5_publish_abort(&pub);
     return -1;
 }

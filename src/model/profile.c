@@ -1,6 +1,7 @@
 /* profile.c - the in-memory profile: allocation, the name table, metadata
  * and per-row summary statistics.  Everything a profile points to is owned
  * by it and released by sp_profile_free. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,17 @@
 const char *const sp_event_extra_names[SP_EXTRA_N] = {
     "mpi_sent_bytes", "mpi_recv_bytes", "mpi_peer", "mpi_tag", "mpi_comm",
     "mpi_source", "mpi_recv_tag",
+};
+
+/* Hash index over profile->names (open addressing, slot = id + 1).  Loaders
+ * may fill names[] themselves: names not yet indexed are added on the next
+ * call, and a table that shrank is indexed again. */
+struct sp_name_hash {
+    uint32_t *slots;
+    size_t cap;      /* slots: power of two, at least twice the names */
+    size_t indexed;  /* names[0..indexed) are in slots */
+    size_t names_cap; /* allocated length of names[] when it is names_at */
+    char **names_at;  /* the array we sized; another one is taken as exact */
 };
 
 sp_profile *sp_profile_new(void)
@@ -38,6 +50,9 @@ void sp_profile_free(sp_profile *profile)
     for (size_t i = 0; i < profile->num_names; i++)
         free(profile->names[i]);
     free(profile->names);
+    if (profile->name_hash)
+        free(profile->name_hash->slots);
+    free(profile->name_hash);
     for (size_t i = 0; i < profile->num_rows; i++) {
         sp_row *row = &profile->rows[i];
         free(row->source_file);
@@ -76,23 +91,75 @@ void sp_profile_free(sp_profile *profile)
     free(profile);
 }
 
+static uint64_t hash_name(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static void hash_insert(struct sp_name_hash *h, const char *name, size_t id)
+{
+    size_t s = hash_name(name) & (h->cap - 1);
+    while (h->slots[s])
+        s = (s + 1) & (h->cap - 1);
+    h->slots[s] = (uint32_t)id + 1;
+}
+
+/* Make room for `want` names in names[] and in the index, and index every
+ * name present.  A names[] array replaced by a loader is taken over and
+ * indexed again from the start. */
+static int hash_sync(sp_profile *profile, size_t want)
+{
+    struct sp_name_hash *h = profile->name_hash;
+    if (profile->names != h->names_at || h->names_cap < want) {
+        size_t cap = want < 16 ? 16 : 2 * want;
+        char **names = realloc(profile->names, cap * sizeof *names);
+        if (!names)
+            return -1;
+        if (profile->names != h->names_at)
+            h->indexed = SIZE_MAX;
+        profile->names = names;
+        h->names_at = names;
+        h->names_cap = cap;
+    }
+    if (h->indexed > profile->num_names || 2 * want > h->cap) {
+        size_t cap = h->cap ? h->cap : 64;
+        while (2 * want > cap)
+            cap *= 2;
+        uint32_t *slots = calloc(cap, sizeof *slots);
+        if (!slots)
+            return -1;
+        free(h->slots);
+        h->slots = slots;
+        h->cap = cap;
+        h->indexed = 0;
+    }
+    for (; h->indexed < profile->num_names; h->indexed++)
+        hash_insert(h, profile->names[h->indexed], h->indexed);
+    return 0;
+}
+
 int64_t sp_profile_intern_name(sp_profile *profile, const char *name)
 {
-    /* Linear search: region tables are small and this keeps the model a
-     * plain array; bulk loaders use their own hash index. */
-    for (size_t i = 0; i < profile->num_names; i++)
-        if (!strcmp(profile->names[i], name))
-            return (int64_t)i;
-    char *copy = strdup(name);
-    char **names = realloc(profile->names, (profile->num_names + 1) * sizeof *names);
-    if (!copy || !names) {
-        free(copy);
-        if (names)
-            profile->names = names;
+    if (profile->num_names >= UINT32_MAX - 1)
         return -1;
-    }
-    profile->names = names;
-    names[profile->num_names] = copy;
+    if (!profile->name_hash && !(profile->name_hash = calloc(1, sizeof *profile->name_hash)))
+        return -1;
+    struct sp_name_hash *h = profile->name_hash;
+    if (hash_sync(profile, profile->num_names + 1) != 0)
+        return -1;
+    size_t s = hash_name(name) & (h->cap - 1);
+    for (; h->slots[s]; s = (s + 1) & (h->cap - 1))
+        if (!strcmp(profile->names[h->slots[s] - 1], name))
+            return h->slots[s] - 1;
+    char *copy = strdup(name);
+    if (!copy)
+        return -1;
+    profile->names[profile->num_names] = copy;
+    h->slots[s] = (uint32_t)profile->num_names + 1;
+    h->indexed = profile->num_names + 1;
     return (int64_t)profile->num_names++;
 }
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -750,6 +751,244 @@ Test(cli, validate_is_the_old_check_and_check_says_so)
     }
 }
 
+/* ---- inputs that are not regular files (issue 13, item 13) ---------------------- */
+
+/* finish(), but a command still running after `seconds` is killed and
+ * reported as status 124 (a hang is a failure, not a stuck suite). */
+static result finish_within(pid_t pid, int seconds)
+{
+    for (int waited = 0; waited < seconds * 10; waited++) {
+        int ws;
+        pid_t got = waitpid(pid, &ws, WNOHANG);
+        cr_assert_geq(got, 0);
+        if (got == pid) {
+            result r;
+            r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+            r.out = slurp(in_dir("stdout.txt"));
+            r.err = slurp(in_dir("stderr.txt"));
+            remove(in_dir("stdout.txt"));
+            remove(in_dir("stderr.txt"));
+            return r;
+        }
+        struct timespec tick = {0, 100 * 1000 * 1000};
+        nanosleep(&tick, NULL);
+    }
+    kill(pid, SIGKILL);
+    result r = finish(pid);
+    r.status = 124;
+    return r;
+}
+
+Test(cli, a_fifo_is_refused_up_front_by_every_command)
+{
+    cr_assert_eq(mkfifo(in_dir("pipe.h5"), 0600), 0);
+    const char *const commands[][6] = {
+        {"check", "pipe.h5"},
+        {"report", "pipe.h5"},
+        {"export", "speedscope", "pipe.h5", "-o", "out.json"},
+        {"flame", "pipe.h5", "-o", "out.svg"},
+        {"merge", "pipe.h5", "-o", "merged.h5"},
+        {"recover", "pipe.h5", "-o", "recovered.h5"},
+    };
+    for (size_t c = 0; c < sizeof commands / sizeof *commands; c++) {
+        result r = finish_within(start(commands[c], NULL), 20);
+        cr_expect_eq(r.status, 1, "%s: status %d (124: it hung)", commands[c][0], r.status);
+        cr_expect_eq(count_lines(r.err), 1, "%s: %s", commands[c][0], r.err);
+        cr_expect(strstr(r.err, "pipe.h5: is a FIFO"), "%s: %s", commands[c][0], r.err);
+        result_free(&r);
+    }
+    cr_expect_eq(access(in_dir("out.json"), F_OK), -1, "an output file was written");
+    cr_expect_eq(access(in_dir("merged.h5"), F_OK), -1, "an output file was written");
+}
+
+Test(cli, a_device_is_refused)
+{
+    result r = RUN("report", "/dev/null");
+    cr_expect_eq(r.status, 1);
+    cr_expect_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_expect(strstr(r.err, "/dev/null: is a character device"), "%s", r.err);
+    result_free(&r);
+}
+
+/* ---- one validation for every command (issue 13, item 15) ----------------------- */
+
+static void make_crafted_fixtures(void)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/fixtures/make_h5_fixtures.py %s",
+             TEST_SOURCE_DIR, dir);
+    cr_assert_eq(system(cmd), 0, "fixture script failed");
+}
+
+/* craft_6 (stored parent ids that disagree with the times) passed check
+ * while flame refused it; craft_7 (thread id 2^62, not in the thread table)
+ * failed check while report, export and merge exited 0.  Now the reader
+ * validates for all: each command names the file and the same problem. */
+Test(cli, damaged_files_are_refused_alike_by_every_command)
+{
+    make_crafted_fixtures();
+    const char *files[] = {"craft_6.h5", "craft_7.h5"};
+    const char *problems[] = {"call_ids/parent_ids columns disagree with the recorded times",
+                              "thread_table does not list"};
+    for (size_t f = 0; f < 2; f++) {
+        const char *const commands[][6] = {
+            {"check", files[f]},
+            {"report", files[f]},
+            {"export", "speedscope", files[f], "-o", "out.json"},
+            {"export", "chrome", files[f], "-o", "out.json"},
+            {"flame", files[f], "-o", "out.svg"},
+            {"merge", files[f], "-o", "merged.h5"},
+        };
+        for (size_t c = 0; c < sizeof commands / sizeof *commands; c++) {
+            result r = finish_within(start(commands[c], NULL), 60);
+            const char *text = c == 0 ? r.out : r.err;
+            cr_expect_eq(r.status, 1, "%s %s: status %d", commands[c][0], files[f], r.status);
+            cr_expect(strstr(text, files[f]) && strstr(text, problems[f]), "%s %s: %s",
+                      commands[c][0], files[f], text);
+            if (c > 0)
+                cr_expect_eq(count_lines(r.err), 1, "%s: %s", commands[c][0], r.err);
+            result_free(&r);
+        }
+        cr_expect_eq(access(in_dir("out.json"), F_OK), -1, "an export was written");
+        cr_expect_eq(access(in_dir("merged.h5"), F_OK), -1, "a merged file was written");
+    }
+}
+
+/* A call ending before it starts can come from a real run (a clock that
+ * stepped back): check refuses it, report shows the rank flat and says so. */
+Test(cli, a_call_ending_before_it_starts_fails_check_and_warns_in_report)
+{
+    make_crafted_fixtures();
+    result r = RUN("check", "craft_8.h5");
+    cr_expect_eq(r.status, 1);
+    cr_expect(strstr(r.out, "calls end before they start"), "%s", r.out);
+    result_free(&r);
+    r = RUN("report", "craft_8.h5");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.err, "warning") && strstr(r.err, "ends before it starts"), "%s", r.err);
+    result_free(&r);
+}
+
+/* ---- names that are not UTF-8 (issue 13, item 14) ------------------------------- */
+
+/* 1 when `path` is valid UTF-8 and parses as `kind` ("json", "xml", "text")
+ * in Python (its strict decoder, json and XML parsers). */
+static int python_accepts(const char *path, const char *kind)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c \"import json,sys,xml.dom.minidom as m; "
+             "t=open(sys.argv[1],'rb').read().decode('utf-8'); "
+             "k=sys.argv[2]; json.loads(t) if k=='json' else m.parseString(t.encode()) "
+             "if k=='xml' else None; assert '\\ufffd' in t and '\\u00b5' in t\" %s %s",
+             path, kind);
+    return system(cmd) == 0;
+}
+
+Test(cli, names_that_are_not_utf8_give_valid_text_everywhere)
+{
+    static const ev evs[] = {{"main", 0, 1000, 0}, {"bad\xff\xfe" "name", 100, 400, 0},
+                             {"cut\xe2\x82", 500, 600, 0}, {"mu\xc2\xb5s", 700, 800, 0}};
+    write_rank("u_rank00000.h5", 0, evs, 4, (const char *const[]){"MainThread", NULL});
+    const char *const exports[][2] = {{"speedscope", "json"}, {"chrome", "json"},
+                                      {"json", "json"}, {"csv", "text"}, {"folded", "text"}};
+    for (size_t k = 0; k < sizeof exports / sizeof *exports; k++) {
+        result r = RUN("export", exports[k][0], "u_rank00000.h5", "-o", "out.txt");
+        cr_expect_eq(r.status, 0, "%s: %s", exports[k][0], r.err);
+        cr_expect(python_accepts(in_dir("out.txt"), exports[k][1]), "%s output is not valid",
+                  exports[k][0]);
+        result_free(&r);
+        remove(in_dir("out.txt"));
+    }
+    result r = RUN("flame", "u_rank00000.h5", "-o", "flame.svg");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(python_accepts(in_dir("flame.svg"), "xml"), "the SVG is not well-formed UTF-8");
+    result_free(&r);
+    r = RUN("report", "u_rank00000.h5");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    FILE *f = fopen(in_dir("report.txt"), "w");
+    fputs(r.out, f);
+    fclose(f);
+    cr_expect(python_accepts(in_dir("report.txt"), "text"), "the report is not UTF-8:\n%s",
+              r.out);
+    result_free(&r);
+    /* The file keeps the bytes as the program gave them. */
+    char err[512];
+    sp_profile *p = sp_h5_read(in_dir("u_rank00000.h5"), err, sizeof err);
+    cr_assert_not_null(p, "%s", err);
+    cr_expect_str_eq(p->names[1], "bad\xff\xfe" "name");
+    cr_expect_str_eq(p->names[2], "cut\xe2\x82");
+    sp_profile_free(p);
+}
+
+/* ---- viewer papercuts (issue 13, item 17) --------------------------------------- */
+
+/* 0 when the Python expression `check` holds for doc = json.load(path). */
+static int json_check(const char *path, const char *check)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c \"import json,sys; doc=json.load(open(sys.argv[1])); "
+             "sys.exit(0 if (%s) else 1)\" %s", check, path);
+    return system(cmd);
+}
+
+/* Lanes sort threads backwards (thread 1 before thread 0): speedscope used
+ * to open on rank 0's worker thread. */
+Test(cli, speedscope_opens_on_rank_0_main_thread)
+{
+    write_run();
+    result r = RUN("export", "speedscope", "run_rank00000.h5", "run_rank00001.h5", "-o", "s.json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    result_free(&r);
+    cr_expect_eq(json_check(in_dir("s.json"), "doc['profiles'][doc['activeProfileIndex']]['name']"
+                                              " == 'rank 0 - MainThread'"), 0,
+                 "activeProfileIndex is not rank 0's main thread");
+}
+
+/* speedscope's Chrome importer makes a frame per distinct (name, args): the
+ * per-call args made every call a frame.  They come with --call-args. */
+Test(cli, chrome_args_are_per_region_unless_asked)
+{
+    write_run();
+    result r = RUN("export", "chrome", "run_rank00000.h5", "-o", "c.json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    result_free(&r);
+    cr_expect_eq(json_check(in_dir("c.json"),
+                            "len({json.dumps(e.get('args', {})) for e in doc['traceEvents'] if "
+                            "e['ph'] == 'X' and e['name'] == 'solve'}) == 1"), 0,
+                 "the calls of 'solve' carry different args");
+    r = RUN("export", "chrome", "--call-args", "run_rank00000.h5", "-o", "c.json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "replaced the existing file"), "%s", r.out);
+    result_free(&r);
+    cr_expect_eq(json_check(in_dir("c.json"),
+                            "all('call_id' in e['args'] and 'parent_id' in e['args'] for e in "
+                            "doc['traceEvents'] if e['ph'] == 'X')"), 0, "no per-call args");
+}
+
+/* -o DIR/ (or an existing directory) worked for prof only. */
+Test(cli, output_into_a_directory_gets_the_default_name)
+{
+    write_run();
+    cr_assert_eq(mkdir(in_dir("out"), 0755), 0);
+    const char *const commands[][6] = {
+        {"export", "speedscope", "run_rank00000.h5", "-o", "out/"},
+        {"export", "csv", "run_rank00000.h5", "-o", "out"},
+        {"export", "prof", "run_rank00000.h5", "-o", "out/"},
+        {"flame", "run_rank00000.h5", "-o", "out/"},
+    };
+    const char *made[] = {"out/profile.speedscope.json", "out/profile.csv",
+                          "out/profile_rank0.prof", "out/flame.svg"};
+    for (size_t c = 0; c < 4; c++) {
+        result r = run_env(commands[c], NULL);
+        cr_expect_eq(r.status, 0, "%s %s: %s", commands[c][0], commands[c][1], r.err);
+        cr_expect_eq(access(in_dir(made[c]), F_OK), 0, "no %s: %s", made[c], r.out);
+        cr_expect(strstr(r.out, made[c]), "%s", r.out);
+        result_free(&r);
+    }
+}
+
 Test(cli, diff_of_a_run_with_itself)
 {
     write_run();
@@ -799,5 +1038,30 @@ Test(cli, check_of_a_run_with_itself_and_usage_errors)
     cr_expect_eq(r.status, 1);
     cr_expect_eq(count_lines(r.err), 1, "%s", r.err);
     cr_expect_neq(strstr(r.err, "nosuch"), NULL, "%s", r.err);
+    result_free(&r);
+}
+
+/* Existing output files were replaced without a word. */
+Test(cli, replacing_an_output_file_is_said)
+{
+    write_run();
+    result r = RUN("flame", "run_rank00000.h5", "-o", "f.svg");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, "wrote f.svg\n");
+    result_free(&r);
+    r = RUN("flame", "run_rank00000.h5", "-o", "f.svg");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, "wrote f.svg (replaced the existing file)\n");
+    result_free(&r);
+}
+
+/* --lanes=LIST merges the lanes chosen: the heading said "threads merged". */
+Test(cli, report_heading_with_selected_lanes)
+{
+    write_run();
+    result r = RUN("report", "--tree", "--lanes=worker", "run_rank00000.h5");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "Call tree (selected lanes merged)"), "%s", r.out);
+    cr_expect_null(strstr(r.out, "threads merged"), "%s", r.out);
     result_free(&r);
 }

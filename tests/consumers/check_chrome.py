@@ -2,7 +2,10 @@
 """`scopeprof export chrome`: strict structural validation of the Trace Event
 format, one track per lane, and the X events equal the input calls
 (microseconds after origin).  Inputs: the synthetic file and files written by
-real programs under the shim (common.inputs)."""
+real programs under the shim (common.inputs).  The per-call args (ids,
+durations) come with --call-args; without it every call of a region carries
+the same args, so speedscope's Chrome importer (one frame per distinct name
+and args) gives a region one frame."""
 import json
 import os
 
@@ -12,6 +15,17 @@ d = workdir("chrome")
 for name, h5, truth in inputs(d):
     out = os.path.join(d, name + ".trace.json")
     scopeprof("export", "chrome", *h5, "-o", out)
+    plain = json.load(open(out))
+    per_region = {}
+    for ev in plain["traceEvents"]:
+        if ev.get("ph") == "X":
+            per_region.setdefault(ev["name"], set()).add(json.dumps(ev.get("args", {}),
+                                                                     sort_keys=True))
+            if "call_id" in ev.get("args", {}):
+                fail(f"{name}: per-call args without --call-args: {ev}")
+    if any(len(a) != 1 for a in per_region.values()):
+        fail(f"{name}: calls of one region carry different args: {per_region}")
+    scopeprof("export", "chrome", "--call-args", *h5, "-o", out)
     doc = json.load(open(out))
     if doc.get("displayTimeUnit") != "ms" or not isinstance(doc.get("traceEvents"), list):
         fail("top level must have displayTimeUnit ms and a traceEvents list")
@@ -36,7 +50,7 @@ for name, h5, truth in inputs(d):
             elif "sort_index" not in ev.get("args", {}):
                 fail(f"unexpected metadata event {ev}")
         elif ph == "X":
-            for field in ("ts", "dur", "cat", "args"):
+            for field in ("ts", "dur", "cat", "args"):  # args: with --call-args
                 if field not in ev:
                     fail(f"X event without {field}: {ev}")
             if not isinstance(ev["ts"], (int, float)) or ev["dur"] < 0:
@@ -75,7 +89,9 @@ for name, h5, truth in inputs(d):
         p = e["args"]["parent_id"]
         if p >= 0:
             parent = ids[(e["pid"], p)]
-            if not (parent["ts"] <= e["ts"] and e["ts"] + e["dur"] <= parent["ts"] + parent["dur"]
+            # in integer ns: microseconds with 3 decimals do not add exactly in floats
+            ns = lambda ev: (round(ev["ts"] * 1000), round((ev["ts"] + ev["dur"]) * 1000))
+            if not (ns(parent)[0] <= ns(e)[0] and ns(e)[1] <= ns(parent)[1]
                     and parent["tid"] == e["tid"]):
                 fail(f"{name}: parent {parent} does not contain {e}")
     # (rank, lane, region, start ns, duration ns, parent region) per call

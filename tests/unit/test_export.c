@@ -339,3 +339,25 @@ Test(export, flame_graph_one_frame_per_call_path)
     free(text);
     sp_profile_free(p);
 }
+
+/* flame's warnings were signed "scopeprof export:". */
+Test(export_warnings, name_the_command_that_wrote)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    sp_export_options flame = {.warnings = f, .command = "flame"};
+    sp_export_warn_events(&flame, SP_EXPORT_WARN_EVENTS + 1, "flame graph");
+    sp_export_options export = {.warnings = f};
+    sp_export_warn_events(&export, SP_EXPORT_WARN_EVENTS + 1, "chrome export");
+    sp_export_warn_events(&export, SP_EXPORT_WARN_EVENTS, "chrome export");
+    fclose(f);
+    cr_assert(!strncmp(text, "scopeprof flame: warning: the flame graph holds 1000001 events",
+                       strlen("scopeprof flame: warning: the flame graph holds 1000001 events")),
+              "%s", text);
+    cr_assert(strstr(text, "\nscopeprof export: warning: the chrome export holds 1000001 events"),
+              "%s", text);
+    cr_assert_eq(strchr(strchr(text, '\n') + 1, '\n')[1], '\0', "a warning at the limit: %s",
+                 text);
+    free(text);
+}

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "h5/h5_internal.h"
 #include "h5_test_util.h"
 #include "scopeprof/h5.h"
 
@@ -196,6 +197,120 @@ Test(h5_encoding, summary_of_an_empty_row_is_zero)
     cr_assert_eq(s.gpu_count, 0);
     cr_assert_eq(s.mean, 0.0);
     cr_assert_eq(s.m2, 0.0);
+}
+
+/* ---- long metadata lists (issue 13, item 4) ---------------------------------- */
+
+static char **numbered_strings(size_t n)
+{
+    char **list = calloc(n, sizeof *list);
+    for (size_t i = 0; i < n; i++) {
+        list[i] = malloc(32);
+        snprintf(list[i], 32, "function_%zu", i);
+    }
+    return list;
+}
+
+static void free_strings(char **list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(list[i]);
+    free(list);
+}
+
+static int attribute_exists(const char *path, const char *object, const char *name)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    cr_assert_geq(f, 0);
+    int found = H5Aexists_by_name(f, object, name, H5P_DEFAULT) > 0;
+    H5Fclose(f);
+    return found;
+}
+
+/* 5,000 strings are 80 KB of vlen references: past HDF5's 64 KiB object
+ * header message limit, so the file used not to be written at all. */
+Test(h5_metadata, a_list_too_long_for_an_attribute_is_a_dataset)
+{
+    char dir[64], path[128], err[512];
+    make_temp_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/long.h5", dir);
+    int64_t starts[] = {0}, ends[] = {5};
+    sp_profile *p = simple_profile("r", 0, starts, ends, 1);
+    char **list = numbered_strings(5000);
+    cr_assert_eq(sp_profile_set_meta_strings(p, "region_functions", (const char *const *)list,
+                                             5000), 0);
+    const char *few[] = {"a", "b"};
+    cr_assert_eq(sp_profile_set_meta_strings(p, "modules", few, 2), 0);
+    cr_assert_eq(sp_h5_write(path, p, err, sizeof err), 0, "%s", err);
+    cr_assert(dataset_exists(path, "metadata/region_functions"));
+    cr_assert_not(attribute_exists(path, "metadata", "region_functions"));
+    cr_assert(attribute_exists(path, "metadata", "modules"), "short lists stay attributes");
+
+    sp_profile *back = sp_h5_read(path, err, sizeof err);
+    cr_assert_not_null(back, "%s", err);
+    const sp_meta *m = sp_profile_meta(back, "region_functions");
+    cr_assert_not_null(m);
+    cr_assert_eq(m->type, SP_META_STRINGS);
+    cr_assert_eq(m->list_len, 5000);
+    for (size_t i = 0; i < 5000; i++)
+        cr_assert_str_eq(m->list[i], list[i]);
+    m = sp_profile_meta(back, "modules");
+    cr_assert(m && m->list_len == 2 && !strcmp(m->list[1], "b"));
+    cr_assert_eq(sp_h5_check(path, NULL, NULL, err, sizeof err), 0, "%s", err);
+    sp_profile_free(back);
+    free_strings(list, 5000);
+    sp_profile_free(p);
+    remove_tree(dir);
+}
+
+/* Files written before lists became datasets hold them as attributes (up
+ * to about 4,000 strings): those still read the same. */
+Test(h5_metadata, the_old_attribute_form_still_reads)
+{
+    char dir[64], path[128], err[512];
+    make_temp_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/old.h5", dir);
+    int64_t starts[] = {0}, ends[] = {5};
+    sp_profile *p = simple_profile("r", 0, starts, ends, 1);
+    cr_assert_eq(sp_h5_write(path, p, err, sizeof err), 0, "%s", err);
+    char **list = numbered_strings(3000);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t g = H5Gopen2(f, "metadata", H5P_DEFAULT);
+    hid_t type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(type, H5T_VARIABLE);
+    H5Tset_cset(type, H5T_CSET_UTF8);
+    hsize_t dims[1] = {3000};
+    hid_t space = H5Screate_simple(1, dims, NULL);
+    hid_t a = H5Acreate2(g, "region_functions", type, space, H5P_DEFAULT, H5P_DEFAULT);
+    cr_assert_geq(a, 0);
+    cr_assert_geq(H5Awrite(a, type, list), 0);
+    H5Aclose(a);
+    H5Sclose(space);
+    H5Tclose(type);
+    H5Gclose(g);
+    H5Fclose(f);
+
+    sp_profile *back = sp_h5_read(path, err, sizeof err);
+    cr_assert_not_null(back, "%s", err);
+    const sp_meta *m = sp_profile_meta(back, "region_functions");
+    cr_assert(m && m->type == SP_META_STRINGS && m->list_len == 3000);
+    cr_assert_str_eq(m->list[2999], "function_2999");
+    sp_profile_free(back);
+    free_strings(list, 3000);
+    sp_profile_free(p);
+    remove_tree(dir);
+}
+
+/* A failed write advised freeing disk space whatever the cause (HDF5's
+ * "object header message is too large" too): only the system's own
+ * lack-of-space errors get that advice. */
+Test(h5_metadata, disk_space_advice_only_for_lack_of_space)
+{
+    cr_assert_str_eq(sp_h5_write_hint("writing failed: object header message is too large"), "");
+    cr_assert_str_eq(sp_h5_write_hint("writing failed: Permission denied"), "");
+    cr_assert(strstr(sp_h5_write_hint("writing failed: No space left on device"), "disk space"));
+    cr_assert(strstr(sp_h5_write_hint("writing failed: Disk quota exceeded"), "quotas"));
+    cr_assert(strstr(sp_h5_write_hint("writing failed: File too large"), "disk space"));
 }
 
 /* ---- storage ----------------------------------------------------------------- */
