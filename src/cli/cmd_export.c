@@ -145,6 +145,7 @@ static int export_otf2_archive(const char *out, const sp_profile *profile,
         /* The library's failures are named after the archive; the others
          * already name their file. */
         return cli_file_error(CMD, strncmp(err, "OTF2:", 5) ? NULL : out, "%s", err);
+    cli_announce_written(out, 0); /* an existing archive is refused, never replaced */
     return 0;
 }
 
@@ -267,7 +268,12 @@ int cmd_export(int argc, char **argv)
             break;
         }
     char out_buf[4096];
-    out = out ? cli_output_path(out, default_out, out_buf, sizeof out_buf) : default_out;
+    /* -o DIR/ names a file inside DIR, except for otf2, whose output is
+     * itself a directory (an existing archive is refused, not entered). */
+    if (!out)
+        out = default_out;
+    else if (fmt != OTF2)
+        out = cli_output_path(out, default_out, out_buf, sizeof out_buf);
 
     char err[1024] = "";
     sp_profile *profile = sp_load_run(files, num_files, err, sizeof err);

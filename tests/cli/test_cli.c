@@ -783,7 +783,7 @@ Test(cli, a_fifo_is_refused_up_front_by_every_command)
 {
     cr_assert_eq(mkfifo(in_dir("pipe.h5"), 0600), 0);
     const char *const commands[][6] = {
-        {"check", "pipe.h5"},
+        {"validate", "pipe.h5"},
         {"report", "pipe.h5"},
         {"export", "speedscope", "pipe.h5", "-o", "out.json"},
         {"flame", "pipe.h5", "-o", "out.svg"},
@@ -820,7 +820,7 @@ static void make_crafted_fixtures(void)
     cr_assert_eq(system(cmd), 0, "fixture script failed");
 }
 
-/* craft_6 (stored parent ids that disagree with the times) passed check
+/* craft_6 (stored parent ids that disagree with the times) passed check (now validate)
  * while flame refused it; craft_7 (thread id 2^62, not in the thread table)
  * failed check while report, export and merge exited 0.  Now the reader
  * validates for all: each command names the file and the same problem. */
@@ -832,7 +832,7 @@ Test(cli, damaged_files_are_refused_alike_by_every_command)
                               "thread_table does not list"};
     for (size_t f = 0; f < 2; f++) {
         const char *const commands[][6] = {
-            {"check", files[f]},
+            {"validate", files[f]},
             {"report", files[f]},
             {"export", "speedscope", files[f], "-o", "out.json"},
             {"export", "chrome", files[f], "-o", "out.json"},
@@ -855,11 +855,11 @@ Test(cli, damaged_files_are_refused_alike_by_every_command)
 }
 
 /* A call ending before it starts can come from a real run (a clock that
- * stepped back): check refuses it, report shows the rank flat and says so. */
-Test(cli, a_call_ending_before_it_starts_fails_check_and_warns_in_report)
+ * stepped back): validate refuses it, report shows the rank flat and says so. */
+Test(cli, a_call_ending_before_it_starts_fails_validate_and_warns_in_report)
 {
     make_crafted_fixtures();
-    result r = RUN("check", "craft_8.h5");
+    result r = RUN("validate", "craft_8.h5");
     cr_expect_eq(r.status, 1);
     cr_expect(strstr(r.out, "calls end before they start"), "%s", r.out);
     result_free(&r);
