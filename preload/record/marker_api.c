@@ -218,10 +218,18 @@ SP_EXPORT int sp_init(const char *prefix, int rank)
         rank = sp_proc.rank;
     }
     if (p && SP_LOAD(p->active)) {
-        char *copy = strdup(chosen);
+        char *copy = sp_output_prefix_absolute(chosen);
         if (!copy)
             return 1;
         pthread_mutex_lock(&p->lock);
+        if (SP_LOAD(p->num_regions) > 0) {
+            /* Already recording: its directory is needed now. */
+            char *ready = sp_output_prefix_ready(copy, rank);
+            if (ready) {
+                free(copy);
+                copy = ready;
+            }
+        }
         free(p->prefix);
         p->prefix = copy;
         p->rank = rank;

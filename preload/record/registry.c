@@ -20,7 +20,8 @@ struct sp_profiler *sp_profiler_new(const char *prefix, int rank, int is_default
     struct sp_profiler *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
-    p->prefix = strdup(prefix ? prefix : "scope_profile");
+    /* Absolute now: the program may chdir() before the file is written. */
+    p->prefix = sp_output_prefix_absolute(prefix ? prefix : "scope_profile");
     if (!p->prefix) {
         free(p);
         return NULL;
@@ -125,6 +126,13 @@ int sp_region_lookup(struct sp_profiler *p, const char *name, const char *file,
     }
     uint32_t id = p->num_regions;
     if (id == 0) {
+        /* Recording starts: a missing output directory is made (or the
+         * fallback said) now, not after the run. */
+        char *ready = sp_output_prefix_ready(p->prefix, p->rank);
+        if (ready) {
+            free(p->prefix);
+            p->prefix = ready;
+        }
         sp_timer_init();
         void (*first_region)(void) = SP_LOAD(sp_record_hooks.first_region);
         if (first_region)
