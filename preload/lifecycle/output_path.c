@@ -57,6 +57,20 @@ const char *sp_profiler_path(struct sp_profiler *p)
     return path;
 }
 
+const char *sp_profiler_given_path(struct sp_profiler *p)
+{
+    pthread_mutex_lock(&p->lock);
+    if (!p->given_path) {
+        char buf[4096];
+        const char *prefix = p->given_prefix ? p->given_prefix : p->prefix;
+        if (sp_output_path_format(buf, sizeof buf, prefix, p->rank, sp_proc.pid) == 0)
+            p->given_path = strdup(buf);
+    }
+    const char *path = p->given_path;
+    pthread_mutex_unlock(&p->lock);
+    return path;
+}
+
 void sp_process_set_rank(int rank, int size)
 {
     sp_proc.rank = rank;
@@ -72,6 +86,8 @@ void sp_process_set_rank(int rank, int size)
         p->rank = rank;
         free(p->path);
         p->path = NULL;
+        free(p->given_path);
+        p->given_path = NULL;
         pthread_mutex_unlock(&p->lock);
     }
 }
