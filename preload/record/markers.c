@@ -75,12 +75,13 @@ static inline int region_valid(struct sp_profiler *p, int region)
  * marked busy (*was: what sp_record_leave restores).  NULL when the call
  * is to be ignored: no profiler, inactive, no memory, or this call
  * interrupted the recorder on its own thread (then counted). */
-static struct sp_lane *enter(struct sp_profiler *p, struct sp_lane **was)
+static struct sp_lane *enter_counted(struct sp_profiler *p, struct sp_lane **was, int count)
 {
     if (!p)
         return NULL;
     if (SP_UNLIKELY(sp_record_busy())) {
-        sp_record_nested_drop();
+        if (count)
+            sp_record_nested_drop();
         return NULL;
     }
     if (!SP_LOAD(p->active))
@@ -93,6 +94,13 @@ static struct sp_lane *enter(struct sp_profiler *p, struct sp_lane **was)
         return NULL;
     }
     return lane;
+}
+
+/* Begins count what they drop; the ends of calls so dropped (made while
+ * the recorder is still busy) do not count again. */
+static struct sp_lane *enter(struct sp_profiler *p, struct sp_lane **was)
+{
+    return enter_counted(p, was, 0);
 }
 
 /* Leave the recorder; the lane becomes the thread's cached one. */
@@ -246,7 +254,7 @@ static inline int64_t find_open(const struct sp_lane *lane, int region)
 static __attribute__((noinline)) void begin_slow(int region, struct sp_profiler *p)
 {
     struct sp_lane *was;
-    struct sp_lane *lane = enter(p, &was);
+    struct sp_lane *lane = enter_counted(p, &was, 1);
     if (!lane)
         return;
     if (region_valid(p, region))
@@ -426,7 +434,7 @@ SP_EXPORT sp_scope sp_profiler_scope_begin(sp_profiler *p, int region)
     if (!p || !SP_LOAD(p->active) || !region_valid(p, region))
         return s;
     struct sp_lane *was;
-    struct sp_lane *lane = enter(p, &was);
+    struct sp_lane *lane = enter_counted(p, &was, 1);
     if (!lane)
         return s;
     s.slot = begin_call(lane, region);
@@ -472,5 +480,6 @@ __attribute__((destructor)) static void report_nested_drops(void)
     int64_t n = __atomic_load_n(&sp_nested_dropped, __ATOMIC_RELAXED);
     if (n > 0)
         sp_log("%lld marker calls made by signal handlers that interrupted the profiler "
-               "on their own thread were dropped (docs/robustness.md)", (long long)n);
+               "on their own thread were dropped (counted as sp_begin calls and sp_region "
+               "registrations refused; docs/robustness.md)", (long long)n);
 }

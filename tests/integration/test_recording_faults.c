@@ -154,3 +154,56 @@ Test(flush_interval, sane_values_are_silent)
     cr_assert_str_eq(run.err, "recorded\n");
     harness_run_free(&run);
 }
+
+/* ---- item 2: markers in signal handlers ------------------------------------ */
+
+/* Calls a handler made while the profiler was busy on its thread: the
+ * number in the shim's line at exit, 0 without it. */
+static long nested_dropped(const char *err)
+{
+    const char *line = strstr(err, " marker calls made by signal handlers");
+    if (!line)
+        return 0;
+    const char *s = line;
+    while (s > err && s[-1] >= '0' && s[-1] <= '9')
+        s--;
+    return atol(s);
+}
+
+static void run_signals(const char *timer)
+{
+    struct harness_run run;
+    const char *argv[] = {harness_program("signal_markers"), "3000", NULL};
+    char var[64];
+    snprintf(var, sizeof var, "SCOPE_PROFILER_TIMER=%s", timer);
+    const char *env[] = {var, "SCOPE_PROFILER_OUTPUT=sig", NULL};
+    cr_assert_eq(harness_run(&run, argv, env, 1), 0);
+    cr_assert_eq(run.signal, 0, "killed by signal %d: %s", run.signal, run.err);
+    cr_assert_eq(run.exit_code, 0, "status %d, stderr: %.2000s", run.exit_code, run.err);
+    long main_calls = 0, handler_calls = 0;
+    cr_assert_eq(sscanf(run.out, "main=%ld handler=%ld", &main_calls, &handler_calls), 2,
+                 "stdout: %s", run.out);
+    cr_assert(!strstr(run.err, "without a matching"), "stderr: %s", run.err);
+    sp_profile *p = harness_load(&run, "sig_rank00000.h5");
+    /* The main flow: exact. */
+    cr_assert_eq(harness_calls(p, "main"), (unsigned long)main_calls);
+    cr_assert_eq(harness_calls(p, "inner"), (unsigned long)main_calls);
+    /* The handler: each call kept (nested on the interrupted lane) or
+     * counted and dropped. */
+    long kept = (long)harness_calls(p, "handler");
+    cr_assert_eq(kept + nested_dropped(run.err), handler_calls, "kept %ld, stderr: %s", kept,
+                 run.err);
+    cr_assert_gt(kept, 0);
+    sp_profile_free(p);
+    harness_run_free(&run);
+}
+
+Test(signals, markers_in_a_10khz_handler_keep_the_main_flow_exact)
+{
+    run_signals("auto");
+}
+
+Test(signals, markers_in_a_handler_with_the_clock_timer)
+{
+    run_signals("clock");
+}
