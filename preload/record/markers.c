@@ -75,7 +75,7 @@ static inline int region_valid(struct sp_profiler *p, int region)
  * marked busy (*was: what sp_record_leave restores).  NULL when the call
  * is to be ignored: no profiler, inactive, no memory, or this call
  * interrupted the recorder on its own thread (then counted). */
-static struct sp_lane *enter_counted(struct sp_profiler *p, struct sp_lane **was, int count)
+static inline __attribute__((always_inline)) struct sp_lane *enter_counted(struct sp_profiler *p, struct sp_lane **was, int count)
 {
     if (!p)
         return NULL;
@@ -253,6 +253,8 @@ static inline int64_t find_open(const struct sp_lane *lane, int region)
 
 static __attribute__((noinline)) void begin_slow(int region, struct sp_profiler *p)
 {
+    if (!p)
+        return; /* disabled: before a single register is saved */
     struct sp_lane *was;
     struct sp_lane *lane = enter_counted(p, &was, 1);
     if (!lane)
@@ -265,12 +267,14 @@ static __attribute__((noinline)) void begin_slow(int region, struct sp_profiler 
 static __attribute__((noinline)) void end_slow(int region, struct sp_profiler *p, int64_t now,
                                                uintptr_t caller)
 {
+    if (!p)
+        return;
+    if (!sp_timer_tsc || !now)
+        now = sp_ticks(); /* the clock timer, or not read yet */
     struct sp_lane *was;
     struct sp_lane *lane = enter(p, &was);
     if (!lane)
         return;
-    if (!sp_timer_tsc)
-        now = sp_ticks(); /* the clock timer: the TSC read by sp_end is not used */
     uint32_t depth = lane->depth;
     int64_t pos;
     /* Only valid, wanted regions are ever pushed, so a match needs no
@@ -352,12 +356,13 @@ static inline __attribute__((always_inline)) void fast_begin(struct sp_profiler 
 
 static inline __attribute__((always_inline)) void fast_end(struct sp_profiler *p, int region)
 {
-    int64_t now = sp_raw_ticks();
     struct sp_lane *lane = sp_tls_lane;
     if (SP_UNLIKELY(lane->profiler != p)) {
-        end_slow(region, p, now, (uintptr_t)__builtin_return_address(0));
+        /* Disabled (no profiler): returns at once, without a clock read. */
+        end_slow(region, p, 0, (uintptr_t)__builtin_return_address(0));
         return;
     }
+    int64_t now = sp_raw_ticks();
     sp_tls_lane = (struct sp_lane *)p;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     uint32_t depth = lane->depth;
