@@ -5,6 +5,7 @@
  * marker call made by a signal handler may need one, and the allocator may
  * be what the handler interrupted.  The memory cap is enforced here, once
  * per chunk (SP_CHUNK_EVENTS calls), never on every call. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -95,6 +96,8 @@ static void free_await(struct sp_chunk *k)
 void sp_chunk_free(struct sp_chunk *k)
 {
     free_await(k);
+    if (((uintptr_t)k & 4095) != 0)
+        return; /* a retired lane's small chunk (see small_chunk): kept */
     munmap(k, sizeof *k);
     __atomic_sub_fetch(&sp_buffer_bytes, sizeof *k, __ATOMIC_RELAXED);
 }
@@ -243,4 +246,82 @@ void sp_lane_reset_events(struct sp_lane *lane)
         SP_STORE(k->dropped_max, 0);
     }
     pthread_mutex_unlock(&lane->lock);
+}
+
+/* ---- a finished thread's lane ---------------------------------------------- */
+
+/* Chunks of retired lanes, carved from shared slabs: a short-lived thread
+ * then costs its events, not a page of stack and a page of chunk.  Never
+ * freed (a retired lane's only chunk is its tail, which nothing frees);
+ * never page-aligned, which is how sp_chunk_free tells them apart. */
+#define SMALL_SLAB_BYTES (1u << 20)
+#define SMALL_MAX_EVENTS 168 /* header + events within a page */
+static pthread_mutex_t small_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *small_slab;
+static size_t small_left;
+
+static struct sp_chunk *small_chunk(uint32_t events)
+{
+    size_t bytes = offsetof(struct sp_chunk, events) + (size_t)events * sizeof(sp_event);
+    bytes = (bytes + 63) & ~(size_t)63;
+    pthread_mutex_lock(&small_lock);
+    if (small_left < bytes) {
+        char *slab = pages_alloc(SMALL_SLAB_BYTES);
+        if (!slab) {
+            pthread_mutex_unlock(&small_lock);
+            return NULL;
+        }
+        small_slab = slab + 64; /* never page-aligned */
+        small_left = SMALL_SLAB_BYTES - 64;
+    }
+    struct sp_chunk *k = (struct sp_chunk *)small_slab;
+    small_slab += bytes;
+    small_left -= bytes;
+    pthread_mutex_unlock(&small_lock);
+    __atomic_add_fetch(&sp_buffer_bytes, bytes, __ATOMIC_RELAXED);
+    return k;
+}
+
+/* Below the stack of a retired lane: the sentinel, and no room. */
+static struct sp_open retired_stack[1] = {{.start = 0, .region = UINT32_MAX,
+                                           .task = SP_TASK_SENTINEL}};
+
+void sp_lane_retire(struct sp_lane *lane)
+{
+    /* A write in progress holds pointers into the chunks it collected
+     * (finalize): the chunk is replaced only under the same lock. */
+    void (*lock_events)(void) = SP_LOAD(sp_record_hooks.lock_events);
+    void (*unlock_events)(void) = SP_LOAD(sp_record_hooks.unlock_events);
+    if (lock_events)
+        lock_events();
+    pthread_mutex_lock(&lane->lock);
+    /* Readers dereference the stack only under this lock, and the thread
+     * has no open call left (threads.c closed them). */
+    struct sp_open *stack = lane->stack;
+    uint32_t cap = lane->stack_cap;
+    lane->stack = retired_stack + 1;
+    lane->stack_cap = 0;
+    lane->limit = 0;
+    SP_STORE(lane->retired, 1);
+    struct sp_chunk *big = lane->tail;
+    uint32_t used = lane->used;
+    struct sp_chunk *small = NULL;
+    if (lane->head == big && used <= SMALL_MAX_EVENTS && !big->await_ns &&
+        (small = small_chunk(used)) != NULL) {
+        small->next = NULL;
+        small->await_ns = NULL;
+        small->count = used;
+        small->converted = big->converted;
+        memcpy(small->events, big->events, (size_t)used * sizeof(sp_event));
+        lane->head = lane->tail = small;
+        if (lane->fold_chunk == big)
+            lane->fold_chunk = small;
+    }
+    pthread_mutex_unlock(&lane->lock);
+    if (small)
+        sp_chunk_free(big);
+    if (unlock_events)
+        unlock_events();
+    if (stack)
+        munmap(stack - 1, ((size_t)cap + 1) * sizeof *stack);
 }

@@ -88,8 +88,10 @@ static inline __attribute__((always_inline)) struct sp_lane *enter_counted(struc
         return NULL;
     *was = sp_record_enter();
     struct sp_lane *lane = (*was)->profiler == p ? *was : sp_lane_of(p);
-    if (!lane) {
-        set_error(p, NULL, SP_ERR_NO_MEMORY);
+    if (!lane || SP_UNLIKELY(lane->retired)) {
+        /* no memory, or the thread has exited (a later TLS destructor) */
+        if (!lane)
+            set_error(p, NULL, SP_ERR_NO_MEMORY);
         sp_record_leave(*was);
         return NULL;
     }

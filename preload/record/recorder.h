@@ -151,6 +151,7 @@ struct sp_lane {
 
     sp_status last_error;   /* of the most recent call on this thread */
     int stopped;            /* memory cap reached with ON_FULL=stop */
+    int retired;            /* its thread exited (sp_lane_retire); atomic */
 
     /* Per stack position: the task's suspended_ns when the call began
      * (await bookkeeping, tasks.c).  Owner thread only; allocated on the
@@ -270,6 +271,11 @@ void sp_lane_restart_tail(struct sp_lane *lane);
 /* sp_reset: forget the lane's events and statistics (spill lock held, no
  * open call). */
 void sp_lane_reset_events(struct sp_lane *lane);
+/* The lane's thread exited (its open calls already closed): free its
+ * stack and, when its events are few, move them into a small chunk, so
+ * that a finished thread keeps its row and its events but not its pages.
+ * Calls the thread makes after this (later TLS destructors) are ignored. */
+void sp_lane_retire(struct sp_lane *lane);
 /* Events [converted, end) of chunk k as ns (spill lock held). */
 static inline void sp_chunk_convert(struct sp_chunk *k, size_t end)
 {

@@ -203,6 +203,11 @@ static void thread_exited(void *arg)
     /* A task still running on the dying thread ends its step here. */
     if (t->task >= 0)
         sp_task_run(t, -1);
+    /* Its memory, but for its events, goes (issue 13 item 11). */
+    sp_tls_lane = &sp_no_lane;
+    for (uint32_t i = 0; i < t->num_lanes; i++)
+        if (t->lanes[i])
+            sp_lane_retire(t->lanes[i]);
     pthread_mutex_lock(&sp_threads_lock);
     SP_STORE(t->cpu_ns, cpu);
     t->end_ns = now;

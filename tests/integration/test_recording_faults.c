@@ -207,3 +207,25 @@ Test(signals, markers_in_a_handler_with_the_clock_timer)
 {
     run_signals("clock");
 }
+
+/* ---- item 11: finished threads give their memory back ---------------------- */
+
+Test(threads, finished_threads_keep_their_rows_and_events_not_their_pages)
+{
+    struct harness_run run;
+    const char *argv[] = {harness_program("threads_churn"), "20000", NULL};
+    const char *env[] = {"SCOPE_PROFILER_OUTPUT=churn", NULL};
+    cr_assert_eq(harness_run(&run, argv, env, 1), 0);
+    cr_assert_eq(run.exit_code, 0, "status %d, stderr: %.2000s", run.exit_code, run.err);
+    long threads = 0, growth = 0;
+    cr_assert_eq(sscanf(run.out, "threads=%ld rss_growth_kib=%ld", &threads, &growth), 2,
+                 "stdout: %s", run.out);
+    /* A page of stack and a page of chunk per thread were 8 KiB and more;
+     * what stays is the row, the lane and the event: under 2 KiB. */
+    cr_assert_lt(growth, threads * 2, "%ld KiB for %ld threads", growth, threads);
+    sp_profile *p = harness_load(&run, "churn_rank00000.h5");
+    cr_assert_eq(harness_calls(p, "tick"), 20000 + 8 + 1);
+    cr_assert_eq(p->num_threads, 20000 + 8 + 1);
+    sp_profile_free(p);
+    harness_run_free(&run);
+}
