@@ -6,12 +6,18 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "shim.h"
+
+/* SCOPE_PROFILER_FLUSH_INTERVAL bounds: below 0.1 s the spills (each with
+ * an fsync) would dominate the run; above 10^9 s is "never" anyway. */
+#define SP_FLUSH_INTERVAL_MIN_S 0.1
+#define SP_FLUSH_INTERVAL_MAX_S 1e9
 
 struct sp_config sp_cfg = {
     .output = NULL,
@@ -178,10 +184,18 @@ void sp_config_load(void)
         char *end;
         errno = 0;
         double s = strtod(v, &end);
-        if (end == v || *end || errno || s < 0)
-            sp_log("SCOPE_PROFILER_FLUSH_INTERVAL='%s' is not a number of seconds; periodic spilling stays off", v);
-        else
+        /* nan, inf and values whose nanoseconds overflow are refused; a
+         * tiny interval would spill (and fsync) on nearly every call. */
+        if (end == v || *end || errno || !isfinite(s) || s < 0 || s > SP_FLUSH_INTERVAL_MAX_S) {
+            sp_log("SCOPE_PROFILER_FLUSH_INTERVAL='%s' is not a number of seconds between 0 and %.0f; "
+                   "periodic spilling stays off", v, SP_FLUSH_INTERVAL_MAX_S);
+        } else if (s > 0 && s < SP_FLUSH_INTERVAL_MIN_S) {
+            sp_log("SCOPE_PROFILER_FLUSH_INTERVAL='%s' is below the minimum of %g s; using %g s",
+                   v, SP_FLUSH_INTERVAL_MIN_S, SP_FLUSH_INTERVAL_MIN_S);
+            sp_cfg.flush_interval = SP_FLUSH_INTERVAL_MIN_S;
+        } else {
             sp_cfg.flush_interval = s;
+        }
     }
 
     v = getenv("SCOPE_PROFILER_WRITER_NAMESPACE");

@@ -86,4 +86,16 @@ struct sp_process {
 };
 extern struct sp_process sp_proc;
 
+/* ---- the output prefix (output_prefix.c) ---------------------------------- */
+
+/* prefix with %p, %h, %r and %% expanded into buf; -1 if it does not fit. */
+int sp_output_expand(char *buf, size_t len, const char *prefix, int rank, int pid);
+/* prefix joined to the working directory unless absolute (malloc'd). */
+char *sp_output_prefix_absolute(const char *prefix);
+/* Create the directories of dir, like mkdir -p with the umask; 0 or -1 (errno). */
+int sp_output_make_dirs(const char *dir);
+/* Create the directory of the (absolute) prefix; NULL when it is usable as
+ * it is, else a malloc'd prefix in the working directory, said in one line. */
+char *sp_output_prefix_ready(const char *prefix, int rank);
+
 #endif /* SCOPEPROF_SHIM_H */

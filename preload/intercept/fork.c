@@ -115,6 +115,8 @@ static void child_after_fork(void)
         p->lanes = NULL;
         free(p->path);
         p->path = NULL;
+        free(p->given_path);
+        p->given_path = NULL;
         p->start_ns = now;
         p->last_error = SP_OK;
         /* A child writes a file only if it records calls itself. */
@@ -123,8 +125,7 @@ static void child_after_fork(void)
     sp_buffer_bytes = 0;
 
     struct sp_thread *self = sp_tls_thread;
-    sp_tls_last_profiler = NULL;
-    sp_tls_last_lane = NULL;
+    sp_tls_lane = &sp_no_lane;
     sp_num_threads = 0;
     if (self) {
         self->index = 0;

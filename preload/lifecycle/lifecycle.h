@@ -23,6 +23,9 @@ void sp_lifecycle_install(void);
  * "_rank<NNNNN>.h5"; a fork child's file also carries ".pid<PID>" unless the
  * prefix holds %p.  0, or -1 if too long. */
 int sp_output_path_format(char *buf, size_t len, const char *prefix, int rank, int pid);
+/* The file name as the program gave it (relative stays relative), for
+ * sp_output_path; sp_profiler_path is the absolute one that is written. */
+const char *sp_profiler_given_path(struct sp_profiler *p);
 /* p's file name, computed once per rank/prefix change; NULL if too long. */
 const char *sp_profiler_path(struct sp_profiler *p);
 /* Called by the MPI wrappers once MPI_Comm_rank/size are known: the default

@@ -1,7 +1,8 @@
 /* output_path.c - the one owner of output file names:
  * "<prefix>_rank<NNNNN>.h5" with %p (pid), %h (host name), %r (rank) and %%
- * expanded in the prefix, ".pid<PID>" for a fork child, and the rank that
- * MPI gives. */
+ * expanded in the prefix (base/output_prefix.c, which also makes it
+ * absolute and creates its directory at the start), ".pid<PID>" for a fork
+ * child, and the rank that MPI gives. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,36 +25,8 @@ static int prefix_has_pid(const char *prefix)
 int sp_output_path_format(char *buf, size_t len, const char *prefix, int rank, int pid)
 {
     char expanded[4096];
-    size_t n = 0;
-    for (const char *s = prefix; *s && n + 1 < sizeof expanded; s++) {
-        char piece[300];
-        const char *add = NULL;
-        if (s[0] == '%' && s[1]) {
-            switch (s[1]) {
-            case 'p': snprintf(piece, sizeof piece, "%d", pid); add = piece; break;
-            case 'r': snprintf(piece, sizeof piece, "%05d", rank); add = piece; break;
-            case 'h':
-                if (gethostname(piece, sizeof piece - 1) != 0)
-                    strcpy(piece, "unknown-host");
-                piece[sizeof piece - 1] = '\0';
-                add = piece;
-                break;
-            case '%': add = "%"; break;
-            default: break;
-            }
-        }
-        if (add) {
-            size_t a = strlen(add);
-            if (n + a >= sizeof expanded)
-                return -1;
-            memcpy(expanded + n, add, a);
-            n += a;
-            s++;
-        } else {
-            expanded[n++] = *s;
-        }
-    }
-    expanded[n] = '\0';
+    if (sp_output_expand(expanded, sizeof expanded, prefix, rank, pid) != 0)
+        return -1;
     /* A fork child's file would collide with its parent's, unless the
      * prefix already tells them apart. */
     char fork_tail[32] = "";
@@ -68,10 +41,32 @@ const char *sp_profiler_path(struct sp_profiler *p)
     pthread_mutex_lock(&p->lock);
     if (!p->path) {
         char buf[4096];
-        if (sp_output_path_format(buf, sizeof buf, p->prefix, p->rank, sp_proc.pid) == 0)
+        if (sp_output_path_format(buf, sizeof buf, p->prefix, p->rank, sp_proc.pid) == 0) {
             p->path = strdup(buf);
+            /* Made at the start already (sp_output_prefix_ready); again
+             * here for a directory named after the rank MPI gave since. */
+            char *slash = strrchr(buf, '/');
+            if (slash && slash != buf) {
+                *slash = '\0';
+                sp_output_make_dirs(buf);
+            }
+        }
     }
     const char *path = p->path;
+    pthread_mutex_unlock(&p->lock);
+    return path;
+}
+
+const char *sp_profiler_given_path(struct sp_profiler *p)
+{
+    pthread_mutex_lock(&p->lock);
+    if (!p->given_path) {
+        char buf[4096];
+        const char *prefix = p->given_prefix ? p->given_prefix : p->prefix;
+        if (sp_output_path_format(buf, sizeof buf, prefix, p->rank, sp_proc.pid) == 0)
+            p->given_path = strdup(buf);
+    }
+    const char *path = p->given_path;
     pthread_mutex_unlock(&p->lock);
     return path;
 }
@@ -91,6 +86,8 @@ void sp_process_set_rank(int rank, int size)
         p->rank = rank;
         free(p->path);
         p->path = NULL;
+        free(p->given_path);
+        p->given_path = NULL;
         pthread_mutex_unlock(&p->lock);
     }
 }

@@ -45,6 +45,8 @@ void sp_lifecycle_install(void)
     SP_STORE(sp_record_hooks.tick, sp_spill_tick_slow);
     SP_STORE(sp_record_hooks.first_region, sp_process_arm_exit_hook);
     SP_STORE(sp_record_hooks.describe_callsite, sp_callsite_describe_with_writer);
+    SP_STORE(sp_record_hooks.lock_events, sp_spill_lock);
+    SP_STORE(sp_record_hooks.unlock_events, sp_spill_unlock);
     /* SIGTERM & co. write the profile before the process ends (signals.c). */
     sp_spill_install();
 }

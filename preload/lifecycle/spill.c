@@ -351,16 +351,6 @@ static int write_tables(struct spill_file *f, struct sp_profiler *p, struct sp_t
     return 0;
 }
 
-/* The await column of a chunk (tasks.c counts it in sp_buffer_bytes). */
-static void free_await(struct sp_chunk *k)
-{
-    if (k->await_ns) {
-        free(k->await_ns);
-        k->await_ns = NULL;
-        __atomic_sub_fetch(&sp_buffer_bytes, SP_CHUNK_EVENTS * sizeof(int64_t), __ATOMIC_RELAXED);
-    }
-}
-
 /* The MPI side data of a lane's calls (record/mpi_side.h): frames of at
  * most one side block each. */
 static int write_mpi_frame(void *ctx, const sp_capture_mpi *records, size_t n)
@@ -417,18 +407,9 @@ static int spill_lane(struct spill_file *f, struct sp_lane *lane)
     __atomic_add_fetch(&spilled_bytes, bytes, __ATOMIC_RELAXED);
     sp_mpi_side_drop(lane);
 
-    pthread_mutex_lock(&lane->lock);
-    struct sp_chunk *k = lane->head;
-    while (k != lane->tail) {
-        struct sp_chunk *next = k->next;
-        free_await(k);
-        free(k);
-        __atomic_sub_fetch(&sp_buffer_bytes, sizeof *k, __ATOMIC_RELAXED);
-        k = next;
-    }
-    lane->head = lane->tail;
-    lane->head_skip = used;
-    pthread_mutex_unlock(&lane->lock);
+    /* The recorder counts them (its statistics are derived from events)
+     * and frees every chunk but the tail. */
+    sp_lane_drop_spilled(lane, used);
     return 0;
 
 cut: {
@@ -449,12 +430,7 @@ failed:
 /* The tail chunk was spilled entirely: start over at its beginning. */
 static void reuse_tail(struct sp_lane *lane)
 {
-    pthread_mutex_lock(&lane->lock);
-    free_await(lane->tail);
-    lane->tail->converted = 0;
-    lane->head_skip = 0;
-    SP_RELEASE(lane->used, 0);
-    pthread_mutex_unlock(&lane->lock);
+    sp_lane_restart_tail(lane);
 }
 
 static int sync_file(struct spill_file *f)

@@ -23,31 +23,9 @@ SP_EXPORT int sp_profiler_reset(sp_profiler *p)
         }
     sp_spill_discard(p);
     for (struct sp_lane *lane = p->lanes; lane; lane = lane->next_in_profiler) {
+        sp_lane_reset_events(lane);
         pthread_mutex_lock(&lane->lock);
-        /* Full chunks are never touched by their owner again: free them.
-         * The tail is still being written: remember where the reset was. */
-        struct sp_chunk *c = lane->head;
-        while (c != lane->tail) {
-            struct sp_chunk *next = c->next;
-            free(c->await_ns);
-            free(c);
-            __atomic_sub_fetch(&sp_buffer_bytes, sizeof *c, __ATOMIC_RELAXED);
-            c = next;
-        }
-        lane->head = lane->tail;
-        lane->head_skip = SP_ACQUIRE(lane->used);
         sp_mpi_side_reset(lane);
-        for (uint32_t i = 0; i < lane->num_counters; i++) {
-            struct sp_counters *k = &lane->counters[i];
-            SP_STORE(k->abandoned, 0);
-            SP_STORE(k->completed, 0);
-            SP_STORE(k->total_ns, 0);
-            SP_STORE(k->min_ns, 0);
-            SP_STORE(k->max_ns, 0);
-            SP_STORE(k->dropped, 0);
-            SP_STORE(k->dropped_ns, 0);
-            SP_STORE(k->aggregated, 0);
-        }
         pthread_mutex_unlock(&lane->lock);
     }
     pthread_mutex_unlock(&p->lock);
@@ -71,7 +49,7 @@ SP_EXPORT int sp_profiler_finalize(sp_profiler *p)
 
 SP_EXPORT const char *sp_profiler_output_path(sp_profiler *p)
 {
-    return p ? sp_profiler_path(p) : NULL;
+    return p ? sp_profiler_given_path(p) : NULL;
 }
 
 SP_EXPORT int sp_finalize(void) { return sp_profiler_finalize(sp_current_profiler()); }

@@ -27,7 +27,7 @@ int sp_fork_open_parent(struct sp_profiler *p, sp_fork_edge *edge)
     uint32_t region = lane->stack[depth - 1].region;
     edge->parent_thread = t->index;
     edge->parent_region = region;
-    edge->parent_ordinal = region < lane->num_counters ? lane->counters[region].completed : 0;
+    edge->parent_ordinal = sp_lane_kept_calls(lane, region);
     return 0;
 }
 
@@ -37,9 +37,8 @@ int64_t sp_fork_last_ordinal(struct sp_profiler *p, uint32_t region)
     if (!p || !t || (uint32_t)p->slot >= t->num_lanes || !t->lanes[p->slot])
         return -1;
     struct sp_lane *lane = t->lanes[p->slot];
-    if (region >= lane->num_counters || lane->counters[region].completed == 0)
-        return -1;
-    return lane->counters[region].completed - 1;
+    int64_t kept = sp_lane_kept_calls(lane, region);
+    return kept > 0 ? kept - 1 : -1;
 }
 
 void sp_fork_add(struct sp_profiler *p, const sp_fork_edge *edge)

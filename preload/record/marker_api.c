@@ -60,7 +60,18 @@ static int region_register(sp_profiler *p, const char *name, const char *file,
         return SP_INVALID_REGION;
     }
     int want_frames = sp_cfg.callsites && callsite;
-    int id = sp_region_lookup(p, name, file, line, NULL, 0, want_frames);
+    /* An existing name: no lock (registry.c). */
+    int id = sp_region_find(p, name, file, want_frames);
+    if (id >= 0)
+        return id;
+    /* A signal handler that interrupted the recorder on this thread would
+     * wait for a lock its own thread holds: counted, refused. */
+    if (sp_record_busy()) {
+        sp_record_nested_drop();
+        return SP_INVALID_REGION;
+    }
+    struct sp_lane *was = sp_record_enter();
+    id = sp_region_lookup(p, name, file, line, NULL, 0, want_frames);
     if (id == SP_REGION_NEEDS_FRAMES) {
         /* A new region (or one without a call site yet): walk the stack
          * once, outside the profiler's lock. */
@@ -68,6 +79,7 @@ static int region_register(sp_profiler *p, const char *name, const char *file,
         int n = sp_callsite_capture(callsite, frames);
         id = sp_region_lookup(p, name, file, line, frames, n, 0);
     }
+    sp_record_leave(was);
     if (id < 0)
         SP_STORE(p->last_error, SP_ERR_NO_MEMORY);
     return id;
@@ -87,56 +99,96 @@ SP_EXPORT int sp_profiler_region_at(sp_profiler *p, const char *name, const char
 
 /* ---- queries ------------------------------------------------------------ */
 
-/* Sum the counters of `region` over every lane of p; returns the number of
- * calls entered: completed, still open, or left open by an exiting thread. */
-static int64_t sum_counters(struct sp_profiler *p, int region, struct sp_counters *sum)
+struct region_sum {
+    int64_t entered;        /* completed, still open, or left open by an exiting thread */
+    int64_t completed;
+    int64_t total_ns;
+    int64_t min_ns, max_ns;
+};
+
+/* Statistics of `region` over every lane of p: derived from the events
+ * (folded on demand, under the lock that serialises their conversion and
+ * spilling), plus the calls counted live because they left no event. */
+static void sum_region(struct sp_profiler *p, int region, struct region_sum *sum)
 {
     memset(sum, 0, sizeof *sum);
-    int64_t open = 0;
+    void (*lock_events)(void) = SP_LOAD(sp_record_hooks.lock_events);
+    void (*unlock_events)(void) = SP_LOAD(sp_record_hooks.unlock_events);
+    /* This thread holds the locks below: its own marker calls from a signal
+     * handler must not wait for them. */
+    struct sp_lane *was = sp_record_enter();
+    if (lock_events)
+        lock_events();
     pthread_mutex_lock(&p->lock);
+    int64_t open = 0;
     for (struct sp_lane *lane = p->lanes; lane; lane = lane->next_in_profiler) {
         pthread_mutex_lock(&lane->lock);
+        sp_lane_fold(lane);
+        int64_t n = 0, ns = 0, mn = 0, mx = 0;
+        if ((uint32_t)region < lane->num_folded) {
+            const struct sp_folded *f = &lane->folded[region];
+            n = f->completed;
+            ns = sp_timer_duration_ns(f->total_ticks) + f->total_ns;
+            mn = f->min_ns;
+            mx = f->max_ns;
+        }
         if ((uint32_t)region < SP_ACQUIRE(lane->num_counters)) {
             const struct sp_counters *c = &lane->counters[region];
-            int64_t completed = SP_LOAD(c->completed);
-            sum->abandoned += SP_LOAD(c->abandoned);
-            if (completed) {
-                int64_t mn = SP_LOAD(c->min_ns), mx = SP_LOAD(c->max_ns);
-                if (!sum->completed || mn < sum->min_ns)
-                    sum->min_ns = mn;
-                if (mx > sum->max_ns)
-                    sum->max_ns = mx;
+            int64_t dropped = SP_LOAD(c->dropped);
+            sum->entered += SP_LOAD(c->abandoned);
+            if (dropped) {
+                int64_t dmn = sp_timer_duration_ns(SP_LOAD(c->dropped_min));
+                int64_t dmx = sp_timer_duration_ns(SP_LOAD(c->dropped_max));
+                if (!n || dmn < mn)
+                    mn = dmn;
+                if (!n || dmx > mx)
+                    mx = dmx;
+                n += dropped;
+                ns += sp_timer_duration_ns(SP_LOAD(c->dropped_ns));
             }
-            sum->completed += completed;
-            sum->total_ns += SP_LOAD(c->total_ns);
         }
+        if (n) {
+            if (!sum->completed || mn < sum->min_ns)
+                sum->min_ns = mn;
+            if (mx > sum->max_ns)
+                sum->max_ns = mx;
+        }
+        sum->completed += n;
+        sum->total_ns += ns;
         uint32_t depth = SP_ACQUIRE(lane->depth);
         for (uint32_t d = 0; d < depth; d++)
             open += SP_LOAD(lane->stack[d].region) == (uint32_t)region;
         pthread_mutex_unlock(&lane->lock);
     }
     pthread_mutex_unlock(&p->lock);
-    return sum->completed + sum->abandoned + open;
+    if (unlock_events)
+        unlock_events();
+    sp_record_leave(was);
+    sum->entered += sum->completed + open;
 }
 
 SP_EXPORT int sp_profiler_get_region_stats(sp_profiler *p, int region, sp_region_stats *stats)
 {
     if (!p || !stats || (uint32_t)region >= SP_ACQUIRE(p->num_regions))
         return SP_ERR_INACTIVE;
-    struct sp_counters c;
-    stats->calls = sum_counters(p, region, &c);
-    stats->total_ns = sp_timer_duration_ns(c.total_ns);
-    stats->min_ns = c.completed ? sp_timer_duration_ns(c.min_ns) : 0;
-    stats->max_ns = c.completed ? sp_timer_duration_ns(c.max_ns) : 0;
+    if (sp_record_busy())
+        return SP_ERR_INACTIVE; /* a signal handler interrupted the recorder */
+    struct region_sum c;
+    sum_region(p, region, &c);
+    stats->calls = c.entered;
+    stats->total_ns = c.total_ns;
+    stats->min_ns = c.completed ? c.min_ns : 0;
+    stats->max_ns = c.completed ? c.max_ns : 0;
     return SP_OK;
 }
 
 SP_EXPORT int64_t sp_profiler_num_calls(sp_profiler *p, int region)
 {
-    if (!p || (uint32_t)region >= SP_ACQUIRE(p->num_regions))
+    if (!p || (uint32_t)region >= SP_ACQUIRE(p->num_regions) || sp_record_busy())
         return 0;
-    struct sp_counters c;
-    return sum_counters(p, region, &c);
+    struct region_sum c;
+    sum_region(p, region, &c);
+    return c.entered;
 }
 
 SP_EXPORT int sp_profiler_num_regions(sp_profiler *p)
@@ -218,17 +270,36 @@ SP_EXPORT int sp_init(const char *prefix, int rank)
         rank = sp_proc.rank;
     }
     if (p && SP_LOAD(p->active)) {
-        char *copy = strdup(chosen);
-        if (!copy)
+        char *copy = sp_output_prefix_absolute(chosen);
+        const char *base = strrchr(chosen, '/');
+        char *given = strdup(chosen);
+        if (!copy || !given) {
+            free(copy);
+            free(given);
             return 1;
+        }
         pthread_mutex_lock(&p->lock);
+        if (SP_LOAD(p->num_regions) > 0) {
+            /* Already recording: its directory is needed now. */
+            char *ready = sp_output_prefix_ready(copy, rank);
+            if (ready) {
+                free(copy);
+                copy = ready;
+                free(given);
+                given = strdup(base ? base + 1 : chosen);
+            }
+        }
         free(p->prefix);
         p->prefix = copy;
+        free(p->given_prefix);
+        p->given_prefix = given;
         p->rank = rank;
         p->rank_set = 1;
         p->explicit_init = 1;
         free(p->path);
         p->path = NULL;
+        free(p->given_path);
+        p->given_path = NULL;
         pthread_mutex_unlock(&p->lock);
         return 0;
     }

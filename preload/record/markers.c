@@ -1,6 +1,9 @@
 /* markers.c - the scope-profiler C marker API, recording into per-thread
  * lanes.  sp_begin/sp_end take no lock and make no syscall after a thread's
- * first call (clock_gettime(CLOCK_MONOTONIC) is served by the vDSO). */
+ * first call; their fast path is a push and an event append on the cached
+ * lane, and everything else (the clock timer, tasks, errors, filters,
+ * ON_FULL=stop, growth, the every-256-exits work) is reached through the
+ * checks it makes anyway (recorder.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,23 +12,41 @@
 
 static int filtering; /* include/exclude globs configured */
 static int unmatched_reports;
+int64_t sp_nested_dropped;
 
 void sp_markers_init(void)
 {
     filtering = sp_cfg.num_include || sp_cfg.num_exclude;
 }
 
+/* Can this lane's begins take the fast path (and its calls be ended by
+ * it)?  Owner thread. */
+static int lane_fast_ok(const struct sp_lane *lane)
+{
+    return sp_timer_tsc && !filtering && !lane->stopped && lane->last_error == SP_OK &&
+           lane->thread->task < 0 && SP_LOAD(lane->profiler->active);
+}
+
 static void set_error(struct sp_profiler *p, struct sp_lane *lane, sp_status s)
 {
     if (lane) {
-        if (lane->last_error != s)
+        if (lane->last_error != s) {
             lane->last_error = s;
+            /* The next successful call, fast or not, must clear it. */
+            sp_lane_go_slow(lane);
+        }
     } else if (p) {
         SP_STORE(p->last_error, s);
     }
 }
 
-/* ---- the hot path ------------------------------------------------------- */
+static inline void clear_error(struct sp_lane *lane)
+{
+    if (SP_UNLIKELY(lane->last_error != SP_OK))
+        lane->last_error = SP_OK;
+}
+
+/* ---- slow paths ----------------------------------------------------------- */
 
 /* An id that was never returned by sp_region: reported (the first few
  * times only, misuse in a loop must not flood stderr) and ignored. */
@@ -50,28 +71,64 @@ static inline int region_valid(struct sp_profiler *p, int region)
     return 1;
 }
 
-/* Push an open call; returns its stack position or -1. */
-static inline int64_t begin_call(struct sp_profiler *p, int region)
+/* Enter the recorder for p: the calling thread's lane, with the thread
+ * marked busy (*was: what sp_record_leave restores).  NULL when the call
+ * is to be ignored: no profiler, inactive, no memory, or this call
+ * interrupted the recorder on its own thread (then counted). */
+static inline __attribute__((always_inline)) struct sp_lane *enter_counted(struct sp_profiler *p, struct sp_lane **was, int count)
 {
-    struct sp_lane *lane = sp_lane_get(p);
-    if (SP_UNLIKELY(!lane)) {
-        set_error(p, NULL, SP_ERR_NO_MEMORY);
-        return -1;
+    if (!p)
+        return NULL;
+    if (SP_UNLIKELY(sp_record_busy())) {
+        if (count)
+            sp_record_nested_drop();
+        return NULL;
     }
+    if (!SP_LOAD(p->active))
+        return NULL;
+    *was = sp_record_enter();
+    struct sp_lane *lane = (*was)->profiler == p ? *was : sp_lane_of(p);
+    if (!lane || SP_UNLIKELY(lane->retired)) {
+        /* no memory, or the thread has exited (a later TLS destructor) */
+        if (!lane)
+            set_error(p, NULL, SP_ERR_NO_MEMORY);
+        sp_record_leave(*was);
+        return NULL;
+    }
+    return lane;
+}
+
+/* Begins count what they drop; the ends of calls so dropped (made while
+ * the recorder is still busy) do not count again. */
+static struct sp_lane *enter(struct sp_profiler *p, struct sp_lane **was)
+{
+    return enter_counted(p, was, 0);
+}
+
+/* Leave the recorder; the lane becomes the thread's cached one. */
+static inline void leave(struct sp_lane *lane)
+{
+    sp_record_leave(lane);
+}
+
+/* Push an open call; returns its stack position or -1. */
+static int64_t begin_call(struct sp_lane *lane, int region)
+{
     uint32_t depth = lane->depth;
-    if (SP_UNLIKELY(depth == lane->stack_cap) && sp_lane_grow_stack(lane) != 0) {
-        set_error(p, lane, SP_ERR_NO_MEMORY);
+    if (depth == lane->stack_cap && sp_lane_grow_stack(lane) != 0) {
+        set_error(lane->profiler, lane, SP_ERR_NO_MEMORY);
         return -1;
     }
+    clear_error(lane);
+    int fast = lane_fast_ok(lane);
     struct sp_open *o = &lane->stack[depth];
     int32_t task = lane->thread->task;
     SP_STORE(o->region, (uint32_t)region);
-    SP_STORE(o->task, task);
-    if (SP_UNLIKELY(task >= 0))
+    SP_STORE(o->task, task >= 0 ? task : fast ? SP_TASK_NONE : SP_TASK_NONE_SLOW);
+    if (task >= 0)
         sp_task_call_begins(lane, depth, task);
     SP_RELEASE(lane->depth, depth + 1);
-    if (SP_UNLIKELY(lane->last_error != SP_OK))
-        lane->last_error = SP_OK;
+    lane->limit = fast ? lane->stack_cap : 0;
     /* The clock is read last, so the bookkeeping above is not timed. */
     SP_STORE(o->start, sp_ticks());
     return depth;
@@ -107,7 +164,6 @@ static __attribute__((noinline, cold)) void report_unmatched(struct sp_profiler 
            n == 10 ? " (further unmatched ends are not reported)" : "");
 }
 
-/* Close the open call at stack position pos with end time `now`. */
 /* Closing a call that is not the innermost one: keep the others in order. */
 static __attribute__((noinline, cold)) void remove_from_stack(struct sp_lane *lane, uint32_t pos,
                                                                uint32_t depth)
@@ -121,15 +177,33 @@ static __attribute__((noinline, cold)) void remove_from_stack(struct sp_lane *la
     }
 }
 
-/* Inlined into each caller: as a function of its own, saving and restoring
- * its registers cost as much as the rest of it. */
-static inline __attribute__((always_inline)) void end_call(struct sp_lane *lane, uint32_t pos,
-                                                           int64_t now)
+/* Every 256th exit of a lane (and at a full chunk): sample the thread's CPU
+ * time, a calibration point when due, periodic spilling and a deferred
+ * signal exit (sp_record_tick), and move to a new chunk. */
+static __attribute__((noinline)) void every_256_exits(struct sp_lane *lane, int64_t now,
+                                                      int chunk_full)
+{
+    SP_STORE(lane->thread->cpu_ns, sp_thread_cpu_ns());
+    sp_timer_check(now);
+    if (!SP_LOAD(lane->profiler->active))
+        sp_lane_go_slow(lane); /* finalized: the slow path ignores its calls */
+    if (chunk_full) {
+        sp_lane_next_chunk(lane, now);
+        if (lane->stopped)
+            sp_lane_go_slow(lane);
+    } else {
+        sp_record_tick(lane, now);
+    }
+}
+
+/* Close the open call at stack position pos with end time `now` (any
+ * call: the fast path in sp_end inlines the plain case). */
+static void end_call(struct sp_lane *lane, uint32_t pos, int64_t now)
 {
     struct sp_open *o = &lane->stack[pos];
     int64_t start = o->start;
     uint32_t region = o->region;
-    int32_t task = o->task;
+    int32_t task = sp_open_task(o->task);
     int64_t await = 0;
     if (SP_UNLIKELY(task >= 0))
         await = sp_task_call_await(lane, pos, task);
@@ -137,48 +211,36 @@ static inline __attribute__((always_inline)) void end_call(struct sp_lane *lane,
     if (SP_UNLIKELY(pos + 1 != depth))
         remove_from_stack(lane, pos, depth);
     SP_RELEASE(lane->depth, depth - 1);
+    SP_STORE(lane->stack[depth - 1].task, SP_TASK_NONE); /* the freed slot, see fast_begin */
 
     int64_t d = now - start;
-    /* Counters are grown here, not in sp_begin: a call is counted as entered
-     * while it is open on the stack (sum_counters), so sp_begin touches
-     * nothing but the stack. */
-    if (SP_UNLIKELY(region >= lane->num_counters) && sp_lane_grow_counters(lane, region) != 0)
-        return; /* out of memory: this call is lost, the others are not */
-    struct sp_counters *c = &lane->counters[region];
-    SP_STORE(c->completed, c->completed + 1);
-    SP_STORE(c->total_ns, c->total_ns + d);
-    if (c->completed == 1 || d < c->min_ns)
-        SP_STORE(c->min_ns, d);
-    if (d > c->max_ns)
-        SP_STORE(c->max_ns, d);
-
-    /* Every 256th exit of the thread samples its CPU time (and checks
-     * periodic spilling and a deferred signal exit): the position in the
-     * event chunk (4096 events, a multiple of 256) counts exits for free. */
-    uint32_t tick;
     if (SP_UNLIKELY(lane->stopped)) {
+        /* No event: what the statistics need is counted live. */
+        if (region >= lane->num_counters && sp_lane_grow_counters(lane, region) != 0)
+            return; /* out of memory: this call is lost, the others are not */
+        struct sp_counters *c = &lane->counters[region];
+        if (!c->dropped || d < c->dropped_min)
+            SP_STORE(c->dropped_min, d);
+        if (d > c->dropped_max)
+            SP_STORE(c->dropped_max, d);
         SP_STORE(c->dropped, c->dropped + 1);
         SP_STORE(c->dropped_ns, c->dropped_ns + d);
-        tick = ++lane->exits;
-    } else {
-        uint32_t used = lane->used;
-        sp_event *e = &lane->tail->events[used];
-        e->start = start;
-        e->end = now;
-        e->region = region;
-        e->task = task;
-        if (SP_UNLIKELY(task >= 0))
-            sp_task_store_await(lane, used, await);
-        SP_RELEASE(lane->used, used + 1);
-        if (SP_UNLIKELY(used + 1 == SP_CHUNK_EVENTS))
-            sp_lane_next_chunk(lane, now);
-        tick = used + 1;
+        uint32_t exits = ++lane->exits;
+        if ((exits & SP_CPU_SAMPLE_MASK) == SP_CPU_SAMPLE_MASK)
+            every_256_exits(lane, now, 0);
+        return;
     }
-    sp_timer_check(now);
-    if (SP_UNLIKELY((tick & SP_CPU_SAMPLE_MASK) == 0)) {
-        SP_STORE(lane->thread->cpu_ns, sp_thread_cpu_ns());
-        sp_record_tick(lane, now);
-    }
+    uint32_t used = lane->used;
+    sp_event *e = &lane->tail->events[used];
+    e->start = start;
+    e->end = now;
+    e->region = region;
+    e->task = task;
+    if (SP_UNLIKELY(task >= 0))
+        sp_task_store_await(lane, used, await);
+    SP_RELEASE(lane->used, used + 1);
+    if (((used + 1) & SP_CPU_SAMPLE_MASK) == SP_CPU_SAMPLE_MASK)
+        every_256_exits(lane, now, used + 1 == SP_CHUNK_EVENTS);
 }
 
 /* Innermost open call of `region` in the current task, or -1. */
@@ -186,87 +248,190 @@ static inline int64_t find_open(const struct sp_lane *lane, int region)
 {
     int32_t task = lane->thread->task;
     for (uint32_t i = lane->depth; i-- > 0;)
-        if (lane->stack[i].region == (uint32_t)region && lane->stack[i].task == task)
+        if (lane->stack[i].region == (uint32_t)region && sp_open_task(lane->stack[i].task) == task)
             return i;
     return -1;
 }
 
-/* The recording part of sp_begin/sp_end, out of line: the disabled path
- * (no profiler, or finalized) then returns before the function saves a
- * single register. */
-static __attribute__((noinline)) void begin_active(sp_profiler *p, int region)
+static __attribute__((noinline)) void begin_slow(int region, struct sp_profiler *p)
 {
+    if (!p)
+        return; /* disabled: before a single register is saved */
+    struct sp_lane *was;
+    struct sp_lane *lane = enter_counted(p, &was, 1);
+    if (!lane)
+        return;
     if (region_valid(p, region))
-        begin_call(p, region);
+        begin_call(lane, region);
+    leave(lane);
 }
 
-static inline __attribute__((always_inline)) void profiler_begin(sp_profiler *p, int region)
+static __attribute__((noinline)) void end_slow(int region, struct sp_profiler *p, int64_t now,
+                                               uintptr_t caller)
 {
-    if (SP_UNLIKELY(!p || !SP_LOAD(p->active)))
+    if (!p)
         return;
-    begin_active(p, region);
-}
-
-static __attribute__((noinline)) void end_active(sp_profiler *p, int region, uintptr_t caller);
-
-static inline __attribute__((always_inline)) void profiler_end(sp_profiler *p, int region)
-{
-    /* Disabled or finalized: one branch, no clock read. */
-    if (SP_UNLIKELY(!p || !SP_LOAD(p->active)))
-        return;
-    end_active(p, region, (uintptr_t)__builtin_return_address(0));
-}
-
-static __attribute__((noinline)) void end_active(sp_profiler *p, int region, uintptr_t caller)
-{
-    int64_t now = sp_ticks();
-    struct sp_lane *lane = sp_lane_get(p);
-    if (SP_UNLIKELY(!lane))
+    if (!sp_timer_tsc || !now)
+        now = sp_ticks(); /* the clock timer, or not read yet */
+    struct sp_lane *was;
+    struct sp_lane *lane = enter(p, &was);
+    if (!lane)
         return;
     uint32_t depth = lane->depth;
     int64_t pos;
-    /* The innermost open call is the usual case; only valid, wanted regions
-     * are ever pushed, so a match needs no further check of the id. */
-    if (SP_LIKELY(depth && lane->stack[depth - 1].region == (uint32_t)region &&
-                  lane->stack[depth - 1].task == lane->thread->task)) {
+    /* Only valid, wanted regions are ever pushed, so a match needs no
+     * further check of the id. */
+    if (depth && lane->stack[depth - 1].region == (uint32_t)region &&
+        sp_open_task(lane->stack[depth - 1].task) == lane->thread->task) {
         pos = depth - 1;
     } else {
-        if (!region_valid(p, region))
+        if (!region_valid(p, region)) {
+            leave(lane);
             return;
+        }
         pos = find_open(lane, region);
     }
     if (SP_UNLIKELY(pos < 0)) {
         report_unmatched(p, region, caller);
         set_error(p, lane, SP_ERR_UNMATCHED_END);
+    } else {
+        end_call(lane, (uint32_t)pos, now);
+        clear_error(lane);
+    }
+    leave(lane);
+}
+
+/* ---- the fast path -------------------------------------------------------- */
+
+/* The TSC as two halves, stored as they come (saves the shift and or that
+ * joining them costs: the fast path's instructions are counted). */
+#if defined(__x86_64__)
+#define READ_TSC(lo, hi) __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi))
+#define STORE_TSC(field, lo, hi) \
+    __asm__("movl %k1, %0\n\tmovl %k2, 4+%0" : "=m"(field) : "r"(lo), "r"(hi))
+#else
+#define READ_TSC(lo, hi) \
+    do { uint64_t t_ = (uint64_t)sp_raw_ticks(); lo = (uint32_t)t_; hi = (uint32_t)(t_ >> 32); } while (0)
+#define STORE_TSC(field, lo, hi) SP_STORE(field, (int64_t)((uint64_t)(hi) << 32 | (lo)))
+#endif
+
+/* The fast path's every-256 call: the same, then leave the recorder (a
+ * tail call, so sp_end needs no stack frame). */
+static __attribute__((noinline)) void every_256_then_leave(struct sp_lane *lane, int64_t now,
+                                                           uint32_t used)
+{
+    every_256_exits(lane, now, used == SP_CHUNK_EVENTS);
+    sp_record_leave(lane);
+}
+
+
+static inline __attribute__((always_inline)) void fast_begin(struct sp_profiler *p, int region)
+{
+    struct sp_lane *lane = sp_tls_lane;
+    if (SP_UNLIKELY(lane->profiler != p)) {
+        begin_slow(region, p);
         return;
     }
-    end_call(lane, (uint32_t)pos, now);
-    if (SP_UNLIKELY(lane->last_error != SP_OK))
-        lane->last_error = SP_OK;
+    /* Busy (recorder.h): a signal handler's call from here on is dropped. */
+    sp_tls_lane = (struct sp_lane *)p;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    uint32_t depth = lane->depth;
+    /* A profiler finalized or destroyed since is noticed every 256 exits
+     * (every_256_exits): until then its calls go on filling memory that is
+     * never written. */
+    if (SP_UNLIKELY(depth >= lane->limit || (uint32_t)region >= SP_ACQUIRE(p->num_regions))) {
+        sp_record_leave(lane);
+        begin_slow(region, p);
+        return;
+    }
+    /* Slots above the top always hold SP_TASK_NONE (sp_lane_pop_slot):
+     * only the region is written. */
+    struct sp_open *o = &lane->stack[depth];
+    SP_STORE(o->region, (uint32_t)region);
+    SP_RELEASE(lane->depth, depth + 1);
+    /* The clock is read last, so the bookkeeping above is not timed. */
+    uint32_t lo, hi;
+    READ_TSC(lo, hi);
+    STORE_TSC(o->start, lo, hi);
+    sp_record_leave(lane);
+}
+
+static inline __attribute__((always_inline)) void fast_end(struct sp_profiler *p, int region)
+{
+    struct sp_lane *lane = sp_tls_lane;
+    if (SP_UNLIKELY(lane->profiler != p)) {
+        /* Disabled (no profiler): returns at once, without a clock read. */
+        end_slow(region, p, 0, (uintptr_t)__builtin_return_address(0));
+        return;
+    }
+    int64_t now = sp_raw_ticks();
+    sp_tls_lane = (struct sp_lane *)p;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    uint32_t depth = lane->depth;
+    /* depth 0 reads the sentinel at stack[-1], which matches nothing. */
+    struct sp_open *o = lane->stack + ((int64_t)depth - 1);
+    /* Plain loads: only this thread writes its stack. */
+    if (SP_UNLIKELY(o->region != (uint32_t)region || o->task != SP_TASK_NONE)) {
+        sp_record_leave(lane);
+        end_slow(region, p, now, (uintptr_t)__builtin_return_address(0));
+        return;
+    }
+    int64_t start = o->start;
+    SP_RELEASE(lane->depth, depth - 1);
+    uint32_t used = lane->used;
+    sp_event *e = &lane->tail->events[used];
+    /* One store per field (the compiler's vector merge costs more). */
+    SP_STORE(e->start, start);
+    SP_STORE(e->end, now);
+    SP_STORE(e->region, (uint32_t)region);
+    SP_STORE(e->task, SP_TASK_NONE);
+    used++;
+    SP_RELEASE(lane->used, used);
+    /* Every 256 exits, and at a full chunk (SP_CHUNK_EVENTS). */
+    if (SP_UNLIKELY((uint8_t)used == SP_CPU_SAMPLE_MASK)) {
+        every_256_then_leave(lane, now, used);
+        return;
+    }
+    sp_record_leave(lane);
 }
 
 SP_EXPORT void sp_profiler_begin(sp_profiler *p, int region)
 {
-    profiler_begin(p, region);
+    fast_begin(p, region);
 }
 
 SP_EXPORT void sp_profiler_end(sp_profiler *p, int region)
 {
-    profiler_end(p, region);
+    fast_end(p, region);
 }
+
+SP_EXPORT void sp_begin(int region)
+{
+    fast_begin(sp_current_profiler(), region);
+}
+
+SP_EXPORT void sp_end(int region)
+{
+    fast_end(sp_current_profiler(), region);
+}
+
+/* ---- the other entry points (never on the per-call path) ------------------ */
 
 SP_EXPORT int sp_profiler_end_last(sp_profiler *p)
 {
     int64_t now = sp_ticks();
-    if (!p || !SP_LOAD(p->active))
+    struct sp_lane *was;
+    struct sp_lane *lane = enter(p, &was);
+    if (!lane)
         return SP_ERR_UNMATCHED_END;
-    struct sp_lane *lane = sp_lane_get(p);
-    if (!lane || lane->depth == 0) {
+    if (lane->depth == 0) {
         set_error(p, lane, SP_ERR_UNMATCHED_END);
+        leave(lane);
         return SP_ERR_UNMATCHED_END;
     }
     end_call(lane, lane->depth - 1, now);
-    lane->last_error = SP_OK;
+    clear_error(lane);
+    leave(lane);
     return SP_OK;
 }
 
@@ -275,7 +440,12 @@ SP_EXPORT sp_scope sp_profiler_scope_begin(sp_profiler *p, int region)
     sp_scope s = {p, region, -1};
     if (!p || !SP_LOAD(p->active) || !region_valid(p, region))
         return s;
-    s.slot = begin_call(p, region);
+    struct sp_lane *was;
+    struct sp_lane *lane = enter_counted(p, &was, 1);
+    if (!lane)
+        return s;
+    s.slot = begin_call(lane, region);
+    leave(lane);
     return s;
 }
 
@@ -289,28 +459,34 @@ SP_EXPORT int sp_scope_end(sp_scope *s)
         s->slot = -1;
         return SP_ERR_UNMATCHED_END;
     }
-    struct sp_lane *lane = sp_lane_get(p);
+    struct sp_lane *was;
+    struct sp_lane *lane = enter(p, &was);
+    if (!lane)
+        return SP_ERR_UNMATCHED_END;
     /* Only the innermost open call may end: a token of an outer call is
      * refused (and stays valid) while calls opened after it are open. */
-    if (!lane || (uint64_t)s->slot + 1 != lane->depth ||
+    if ((uint64_t)s->slot + 1 != lane->depth ||
         lane->stack[s->slot].region != (uint32_t)s->region) {
         set_error(p, lane, SP_ERR_UNMATCHED_END);
+        leave(lane);
         return SP_ERR_UNMATCHED_END;
     }
     end_call(lane, (uint32_t)s->slot, now);
     s->slot = -1;
-    lane->last_error = SP_OK;
+    clear_error(lane);
+    leave(lane);
     return SP_OK;
 }
 
-SP_EXPORT void sp_begin(int region)
-{
-    profiler_begin(sp_current_profiler(), region);
-}
-
-SP_EXPORT void sp_end(int region)
-{
-    profiler_end(sp_current_profiler(), region);
-}
-
 SP_EXPORT int sp_end_last(void) { return sp_profiler_end_last(sp_current_profiler()); }
+
+/* Calls dropped because they interrupted the recorder (signal handlers):
+ * said once, at the end of the process. */
+__attribute__((destructor)) static void report_nested_drops(void)
+{
+    int64_t n = __atomic_load_n(&sp_nested_dropped, __ATOMIC_RELAXED);
+    if (n > 0)
+        sp_log("%lld marker calls made by signal handlers that interrupted the profiler "
+               "on their own thread were dropped (counted as sp_begin calls and sp_region "
+               "registrations refused; docs/robustness.md)", (long long)n);
+}

@@ -28,35 +28,50 @@ static __attribute__((noinline, cold)) struct sp_mpi_side_block *new_block(struc
     return b;
 }
 
-static inline struct sp_counters *counters_of(struct sp_lane *lane, int region)
+/* The ordinal of the call of `region` just kept: its count, grown as needed.
+ * 0 when out of memory. */
+static uint64_t next_ordinal(struct sp_mpi_side *side, uint32_t region)
 {
-    return (uint32_t)region < lane->num_counters ? &lane->counters[region] : NULL;
+    if (region >= side->num_kept) {
+        uint32_t n = side->num_kept ? side->num_kept : 64;
+        while (n <= region)
+            n *= 2;
+        uint64_t *grown = realloc(side->kept, (size_t)n * sizeof *grown);
+        if (!grown)
+            return 0;
+        for (uint32_t i = side->num_kept; i < n; i++)
+            grown[i] = 0;
+        side->kept = grown;
+        side->num_kept = n;
+    }
+    return ++side->kept[region];
 }
 
 void sp_record_end_with_side(struct sp_profiler *p, int region, const sp_capture_mpi *side)
 {
-    struct sp_lane *lane = p ? sp_lane_get(p) : NULL;
+    struct sp_lane *lane = p ? sp_lane_of(p) : NULL;
     if (!lane) {
         sp_profiler_end(p, region);
         return;
     }
-    struct sp_counters *c = counters_of(lane, region);
-    int64_t completed = c ? c->completed : 0, dropped = c ? c->dropped : 0;
+    /* Kept as an event = the lane's tail moved (not filtered, not
+     * unmatched, not counted without an event at the memory cap). */
+    struct sp_chunk *tail = lane->tail;
+    uint32_t used = lane->used;
     sp_profiler_end(p, region);
-    c = counters_of(lane, region);
-    /* Not closed (filtered, unmatched), or counted without an event. */
-    if (!c || c->completed != completed + 1 || c->dropped != dropped)
+    if (lane->tail == tail && lane->used == used)
         return;
     struct sp_mpi_side_block *b = lane->mpi_side ? lane->mpi_side->tail : NULL;
     if (!b || b->used == SP_MPI_SIDE_BLOCK)
         b = new_block(lane);
-    if (!b)
+    uint64_t ordinal = b ? next_ordinal(lane->mpi_side, (uint32_t)region) : 0;
+    if (!ordinal)
         return; /* out of memory: the call keeps -1 columns */
     sp_capture_mpi *r = &b->records[b->used];
     *r = *side;
     r->thread = lane->thread->index;
     r->region = (uint32_t)region;
-    r->ordinal = (uint64_t)(c->completed - c->dropped);
+    r->ordinal = ordinal;
     SP_RELEASE(b->used, b->used + 1);
     SP_RELEASE(lane->mpi_side->total, lane->mpi_side->total + 1);
 }
@@ -66,19 +81,19 @@ void sp_record_aggregated(struct sp_profiler *p, int region, int64_t start, int6
     if (!p || !SP_LOAD(p->active) || (uint32_t)region >= SP_ACQUIRE(p->num_regions) ||
         !sp_region_get(p, (uint32_t)region)->wanted)
         return;
-    struct sp_lane *lane = sp_lane_get(p);
+    struct sp_lane *lane = sp_lane_of(p);
     if (!lane)
         return;
     if ((uint32_t)region >= lane->num_counters && sp_lane_grow_counters(lane, (uint32_t)region) != 0)
         return;
+    /* Counted like a call the memory cap dropped: the statistics add the
+     * dropped calls to the ones derived from events (marker_api.c). */
     struct sp_counters *c = &lane->counters[region];
     int64_t d = end - start;
-    SP_STORE(c->completed, c->completed + 1);
-    SP_STORE(c->total_ns, c->total_ns + d);
-    if (c->completed == 1 || d < c->min_ns)
-        SP_STORE(c->min_ns, d);
-    if (d > c->max_ns)
-        SP_STORE(c->max_ns, d);
+    if (!c->dropped || d < c->dropped_min)
+        SP_STORE(c->dropped_min, d);
+    if (d > c->dropped_max)
+        SP_STORE(c->dropped_max, d);
     SP_STORE(c->dropped, c->dropped + 1);
     SP_STORE(c->dropped_ns, c->dropped_ns + d);
     SP_STORE(c->aggregated, c->aggregated + 1);
@@ -101,8 +116,12 @@ void sp_mpi_side_each(struct sp_lane *lane, void (*fn)(void *ctx, const sp_captu
 
 void sp_mpi_side_reset(struct sp_lane *lane)
 {
-    if (lane->mpi_side)
+    if (lane->mpi_side) {
         lane->mpi_side->skip = SP_ACQUIRE(lane->mpi_side->total);
+        /* sp_reset drops the events: the writer counts from here */
+        for (uint32_t i = 0; i < lane->mpi_side->num_kept; i++)
+            lane->mpi_side->kept[i] = 0;
+    }
 }
 
 int sp_mpi_side_spill(struct sp_lane *lane,

@@ -25,6 +25,12 @@ struct sp_mpi_side {
     uint64_t skip;          /* records dropped by sp_reset (lane->lock) */
     uint64_t first;         /* number of the head block's first record (the
                                blocks before it were spilled and freed) */
+    /* Per region: calls of it this lane kept as events since the last
+     * sp_reset, i.e. the ordinal of the next one minus 1.  The hot path
+     * counts nothing per region (docs/hot-path.md), so MPI regions count
+     * their own (owner thread only). */
+    uint64_t *kept;
+    uint32_t num_kept;
 };
 
 /* Close the innermost call of `region` (sp_profiler_end) and attach `side`

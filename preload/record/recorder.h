@@ -1,6 +1,25 @@
 /* recorder.h - the shim's recording state: profilers, regions, threads and
  * their per-thread lanes (one lane per thread and profiler).
  *
+ * The hot path (markers.c) is sp_begin/sp_end on the calling thread's cached
+ * lane: a push of {region, task, start} and, at the end, one 24-byte event
+ * appended to the tail chunk.  Everything else is on slow paths that the
+ * fast one falls into through checks it makes anyway: lane->limit is 0
+ * whenever a begin needs more than a push (clock timer, a task running, an
+ * error to clear, ON_FULL=stop reached, include/exclude filters), and an
+ * open call tagged SP_TASK_NONE_SLOW (or with a task) is never ended by
+ * the fast path.  Per-region statistics are not kept per call: they are
+ * derived from the events on demand (sp_lane_fold), and kept live only for
+ * calls whose events are dropped.
+ *
+ * Signals: while a thread is inside the recorder, sp_tls_lane points at an
+ * object whose first word is SP_LANE_BUSY, so a marker call made by a
+ * signal handler that interrupted it fails the fast path's lane check, sees
+ * the tag and is counted and dropped (sp_nested_dropped); at any other
+ * moment a handler's calls nest on the interrupted lane like any others.
+ * Memory the markers may need is mapped with mmap, never malloc'ed, so a
+ * handler's call does not re-enter the allocator (docs/robustness.md).
+ *
  * Ownership rules, which keep the hot path free of locks:
  *  - a lane is written only by its own thread;
  *  - other threads (finalize, stats) read a lane with atomic loads of the
@@ -23,7 +42,9 @@
 #include "base/shim.h"
 #include "timer.h"
 
-#define SP_CHUNK_EVENTS 4096
+/* 24-byte header + 4095 events = 24 pages exactly (mmap'ed), and the
+ * 256-exit sampling test (used & 0xFF) == 0xFF also catches a full chunk. */
+#define SP_CHUNK_EVENTS 4095
 #define SP_REGION_BLOCK 1024
 #define SP_MAX_REGION_BLOCKS 4096 /* 4 M regions */
 #define SP_CPU_SAMPLE_MASK 0xFF
@@ -34,6 +55,21 @@
 #define SP_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 #define SP_ACQUIRE(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #define SP_RELEASE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+
+/* Open-call task tags besides task ids: the thread's own stack, ended by
+ * the fast path; the same but to be ended by the slow path; the sentinel
+ * below stack[0], which matches no end. */
+#define SP_TASK_NONE (-1)
+#define SP_TASK_NONE_SLOW (-2)
+#define SP_TASK_SENTINEL (-3)
+static inline int32_t sp_open_task(int32_t tag)
+{
+    return tag == SP_TASK_NONE_SLOW ? SP_TASK_NONE : tag;
+}
+
+/* First word of the objects sp_tls_lane points at while its thread is
+ * inside the recorder (the profiler in use, or a static tag). */
+#define SP_LANE_BUSY ((struct sp_profiler *)1)
 
 struct sp_region {
     char *name;
@@ -47,17 +83,25 @@ struct sp_region {
     int wanted;             /* passes SCOPE_PROFILER_INCLUDE/EXCLUDE */
 };
 
-/* Counters of one region on one lane (durations in ticks, timer.h). */
+/* Live counters of one region on one lane, for calls that leave no event
+ * (durations in ticks, timer.h).  Written by the owner thread only. */
 struct sp_counters {
     int64_t abandoned;      /* entered, then left open by an exiting thread */
-    int64_t completed;
-    int64_t total_ns;
-    int64_t min_ns;
-    int64_t max_ns;
     int64_t dropped;        /* completed but not kept as events (ON_FULL=stop) */
     int64_t dropped_ns;
     int64_t aggregated;     /* of `dropped`: counted without events by design
                                (MPI polling calls, mpi_side.h), not by the cap */
+    int64_t dropped_min;
+    int64_t dropped_max;
+};
+
+/* Statistics of one region on one lane derived from its events so far
+ * (sp_lane_fold; the spill lock serialises every fold). */
+struct sp_folded {
+    int64_t completed;
+    int64_t total_ticks;    /* events still in ticks when folded */
+    int64_t total_ns;       /* events already converted when folded */
+    int64_t min_ns, max_ns;
 };
 
 /* One open call on a lane's stack. */
@@ -69,25 +113,27 @@ struct sp_open {
 
 struct sp_chunk {
     struct sp_chunk *next;
-    size_t count;           /* events in this chunk once it is full */
+    int64_t *await_ns;      /* allocated on the first task call in the chunk */
+    uint32_t count;         /* events in this chunk once it is full */
     /* events[0, converted) hold ns, the rest ticks (timer.h); changed
      * under the spill lock only */
     uint32_t converted;
-    int64_t *await_ns;      /* allocated on the first task call in the chunk */
     sp_event events[SP_CHUNK_EVENTS];
 };
+_Static_assert(sizeof(struct sp_chunk) == 24 * 4096, "a chunk is 24 whole pages");
 
 struct sp_thread;
 
 struct sp_lane {
-    struct sp_profiler *profiler;
+    struct sp_profiler *profiler;   /* first: see SP_LANE_BUSY */
     struct sp_thread *thread;
     struct sp_lane *next_in_profiler;
 
-    /* open calls */
+    /* open calls; stack[-1] is a sentinel (SP_TASK_SENTINEL) */
     struct sp_open *stack;
     uint32_t depth;         /* published (release) for readers */
     uint32_t stack_cap;
+    uint32_t limit;         /* stack_cap, or 0 when begins take the slow path */
 
     /* completed calls */
     pthread_mutex_t lock;   /* chunk list changes */
@@ -98,9 +144,16 @@ struct sp_lane {
 
     struct sp_counters *counters;
     uint32_t num_counters;
+    /* derived statistics: events before (fold_chunk, fold_index) are in
+     * `folded` (spill lock and lane lock held) */
+    struct sp_folded *folded;
+    uint32_t num_folded;
+    uint32_t fold_index;
+    struct sp_chunk *fold_chunk;
 
     sp_status last_error;   /* of the most recent call on this thread */
     int stopped;            /* memory cap reached with ON_FULL=stop */
+    int retired;            /* its thread exited (sp_lane_retire); atomic */
 
     /* Per stack position: the task's suspended_ns when the call began
      * (await bookkeeping, tasks.c).  Owner thread only; allocated on the
@@ -132,21 +185,25 @@ struct sp_thread {
 };
 
 struct sp_profiler {
+    struct sp_profiler *busy_tag; /* SP_LANE_BUSY: the hot path parks it in sp_tls_lane */
     int slot;               /* index in the profiler table, for lane lookup */
     int active;             /* atomic */
     int explicit_init;      /* the program called sp_init/sp_create */
     int is_default;
-    char *prefix;
+    char *prefix;           /* absolute (base/output_prefix.c) */
+    char *given_prefix;     /* as given, for sp_output_path */
     int rank;
     int rank_set;           /* rank given by the program */
     sp_status last_error;   /* atomic */
     char *path;
+    char *given_path;       /* path as sp_output_path shows it */
     int64_t start_ns;
 
     pthread_mutex_t lock;   /* regions, lanes list, path */
     struct sp_region **blocks[SP_MAX_REGION_BLOCKS];
     uint32_t num_regions;   /* published (release) */
-    /* name -> id hash (open addressing, ids + 1, 0 = empty) */
+    /* name -> id hash (open addressing; hash[0] = capacity, then slots of
+     * ids + 1, 0 = empty; read without the lock, registry.c) */
     uint32_t *hash;
     uint32_t hash_cap;
 
@@ -168,9 +225,12 @@ static inline struct sp_region *sp_region_get(struct sp_profiler *p, uint32_t id
  * region that has no call site yet, so the caller walks the stack (slow)
  * only then, and outside the profiler's lock. */
 #define SP_REGION_NEEDS_FRAMES (-2)
+/* Id of an existing region without taking the lock, or -1 (unknown, or a
+ * location or call site still to be filled in: use sp_region_lookup). */
+int sp_region_find(struct sp_profiler *p, const char *name, const char *file, int want_frames);
 int sp_region_lookup(struct sp_profiler *p, const char *name, const char *file,
                      int line, const uintptr_t *frames, int num_frames, int want_frames);
-extern struct sp_profiler *sp_default;   /* atomic pointer */
+extern struct sp_profiler *sp_default __attribute__((visibility("hidden"))); /* atomic pointer */
 /* Every profiler ever created (never freed), for the exit path. */
 extern pthread_mutex_t sp_profilers_lock;
 extern struct sp_profiler **sp_profilers;
@@ -190,18 +250,47 @@ struct sp_thread *sp_thread_new(int daemon);
 void sp_thread_attach(struct sp_thread *t);
 void sp_thread_abandon(struct sp_thread *t);
 struct sp_lane *sp_lane_create(struct sp_profiler *p);
+/* The calling thread's lane for p (created on first use), or NULL. */
+struct sp_lane *sp_lane_of(struct sp_profiler *p);
 extern pthread_mutex_t sp_threads_lock;
 extern struct sp_thread **sp_threads;
 extern int64_t sp_num_threads;
 /* Refresh cpu_ns/name of live threads (finalize). */
 void sp_threads_refresh(void);
 
-/* buffer.c: slow paths of the hot path. */
+/* buffer.c: slow paths of the hot path, and the lane's memory. */
 int sp_lane_grow_stack(struct sp_lane *lane);
 int sp_lane_grow_counters(struct sp_lane *lane, uint32_t region);
 /* The tail chunk is full (its last call ended at tick `now`): publish it
  * and start a new one.  -1 if no memory. */
 int sp_lane_next_chunk(struct sp_lane *lane, int64_t now);
+/* A new chunk (mmap'ed: safe in a signal handler), or NULL; and its end. */
+struct sp_chunk *sp_chunk_new(void);
+void sp_chunk_free(struct sp_chunk *k);
+/* Begins of this lane take the slow path from now on, and so do the ends
+ * of the calls open now (owner thread). */
+void sp_lane_go_slow(struct sp_lane *lane);
+/* Fold the lane's events not yet counted into lane->folded (spill lock
+ * and lane->lock held). */
+void sp_lane_fold(struct sp_lane *lane);
+/* Calls of `region` the lane kept as events so far: the ordinal a fork edge
+ * names (record/forks.c).  Folds under the event lock, like the region
+ * statistics: for the rarer paths only, never sp_begin/sp_end. */
+int64_t sp_lane_kept_calls(struct sp_lane *lane, uint32_t region);
+/* For the spill (spill lock held, owner thread): the events up to the
+ * tail's `used` were written out; they are counted, every chunk but the
+ * tail is freed, and the lane's memory starts at (tail, used). */
+void sp_lane_drop_spilled(struct sp_lane *lane, uint32_t used);
+/* The tail was spilled whole: start writing it over (spill lock held). */
+void sp_lane_restart_tail(struct sp_lane *lane);
+/* sp_reset: forget the lane's events and statistics (spill lock held, no
+ * open call). */
+void sp_lane_reset_events(struct sp_lane *lane);
+/* The lane's thread exited (its open calls already closed): free its
+ * stack and, when its events are few, move them into a small chunk, so
+ * that a finished thread keeps its row and its events but not its pages.
+ * Calls the thread makes after this (later TLS destructors) are ignored. */
+void sp_lane_retire(struct sp_lane *lane);
 /* Events [converted, end) of chunk k as ns (spill lock held). */
 static inline void sp_chunk_convert(struct sp_chunk *k, size_t end)
 {
@@ -212,16 +301,36 @@ static inline void sp_chunk_convert(struct sp_chunk *k, size_t end)
 }
 extern uint64_t sp_buffer_bytes; /* atomic */
 
-/* Hot-path lane lookup: the lane of the calling thread for p, created on
- * first use. */
-extern __thread struct sp_profiler *sp_tls_last_profiler __attribute__((tls_model("initial-exec")));
-extern __thread struct sp_lane *sp_tls_last_lane __attribute__((tls_model("initial-exec")));
-struct sp_lane *sp_lane_lookup_slow(struct sp_profiler *p);
-static inline struct sp_lane *sp_lane_get(struct sp_profiler *p)
+/* The calling thread's most recent lane (a sentinel whose profiler matches
+ * nothing before its first call), or a SP_LANE_BUSY object while the thread
+ * is inside the recorder. */
+extern __thread struct sp_lane *sp_tls_lane __attribute__((tls_model("initial-exec")));
+extern struct sp_lane sp_no_lane;
+/* Mark the calling thread as inside the recorder; returns the value to give
+ * back to sp_record_leave.  Around every lock a marker call could need. */
+static inline struct sp_lane *sp_record_enter(void)
 {
-    if (SP_LIKELY(sp_tls_last_profiler == p))
-        return sp_tls_last_lane;
-    return sp_lane_lookup_slow(p);
+    static struct sp_profiler *const busy = SP_LANE_BUSY;
+    struct sp_lane *was = sp_tls_lane;
+    sp_tls_lane = (struct sp_lane *)&busy;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    return was;
+}
+static inline void sp_record_leave(struct sp_lane *was)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    sp_tls_lane = was;
+}
+static inline int sp_record_busy(void)
+{
+    return sp_tls_lane->profiler == SP_LANE_BUSY;
+}
+/* Marker calls dropped because they interrupted the recorder on their own
+ * thread (signal handlers); atomic. */
+extern int64_t sp_nested_dropped;
+static inline void sp_record_nested_drop(void)
+{
+    __atomic_add_fetch(&sp_nested_dropped, 1, __ATOMIC_RELAXED);
 }
 
 /* tasks.c: cooperative lanes (fibers, explicit tasks).  A task runs in
@@ -274,6 +383,10 @@ struct sp_record_hooks {
     void (*first_region)(void);
     /* "file:line in function" of captured frames (misuse messages). */
     void (*describe_callsite)(const uintptr_t *frames, int n, char *buf, size_t len);
+    /* The lock that serialises conversion and spilling of events (taken
+     * to derive statistics from them). */
+    void (*lock_events)(void);
+    void (*unlock_events)(void);
 };
 extern struct sp_record_hooks sp_record_hooks;
 

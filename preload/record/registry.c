@@ -1,9 +1,13 @@
 /* registry.c - profilers and their region tables.
  *
  * Region registration is thread-safe and done once per name: a hash from
- * name to id under the profiler's lock.  Region records are stored in
- * fixed blocks that never move, so the hot path can read them without a
- * lock once it has seen the id. */
+ * name to id, changed under the profiler's lock and read without it (an
+ * existing name costs a hash and a compare: the Fortran name API looks up
+ * on every call).  The table is never changed in place but for filling an
+ * empty slot (published with release); a grown table replaces it and the
+ * old one is retired, never freed.  Region records are stored in fixed
+ * blocks that never move, so the hot path can read them without a lock
+ * once it has seen the id. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,11 +24,16 @@ struct sp_profiler *sp_profiler_new(const char *prefix, int rank, int is_default
     struct sp_profiler *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
-    p->prefix = strdup(prefix ? prefix : "scope_profile");
-    if (!p->prefix) {
+    /* Absolute now: the program may chdir() before the file is written. */
+    p->prefix = sp_output_prefix_absolute(prefix ? prefix : "scope_profile");
+    p->given_prefix = strdup(prefix ? prefix : "scope_profile");
+    if (!p->prefix || !p->given_prefix) {
+        free(p->prefix);
+        free(p->given_prefix);
         free(p);
         return NULL;
     }
+    p->busy_tag = SP_LANE_BUSY;
     p->rank = rank;
     p->is_default = is_default;
     p->start_ns = sp_clock_ns();
@@ -58,27 +67,51 @@ static uint32_t hash_name(const char *s)
     return h;
 }
 
-static int hash_insert(uint32_t *table, uint32_t cap, uint32_t h, uint32_t id)
+/* table[0] is the capacity, slots follow; a slot holds id + 1, 0 = empty. */
+static void hash_insert(uint32_t *table, uint32_t cap, uint32_t h, uint32_t id)
 {
     for (uint32_t i = h & (cap - 1);; i = (i + 1) & (cap - 1))
-        if (!table[i]) {
-            table[i] = id + 1;
-            return 0;
+        if (!table[1 + i]) {
+            SP_RELEASE(table[1 + i], id + 1);
+            return;
         }
 }
 
 static int grow_hash(struct sp_profiler *p)
 {
     uint32_t cap = p->hash_cap ? p->hash_cap * 2 : 64;
-    uint32_t *table = calloc(cap, sizeof *table);
+    uint32_t *table = calloc((size_t)cap + 1, sizeof *table);
     if (!table)
         return -1;
+    table[0] = cap;
     for (uint32_t id = 0; id < p->num_regions; id++)
         hash_insert(table, cap, hash_name(sp_region_get(p, id)->name), id);
-    free(p->hash);
-    p->hash = table;
+    /* Lock-free readers may still probe the old table: retired. */
+    SP_RELEASE(p->hash, table);
     p->hash_cap = cap;
     return 0;
+}
+
+int sp_region_find(struct sp_profiler *p, const char *name, const char *file, int want_frames)
+{
+    if (!name)
+        return -1;
+    uint32_t *table = SP_ACQUIRE(p->hash);
+    if (!table)
+        return -1;
+    uint32_t cap = table[0], h = hash_name(name);
+    for (uint32_t i = h & (cap - 1);; i = (i + 1) & (cap - 1)) {
+        uint32_t e = SP_ACQUIRE(table[1 + i]);
+        if (!e)
+            return -1;
+        struct sp_region *r = sp_region_get(p, e - 1);
+        if (strcmp(r->name, name) != 0)
+            continue;
+        /* What is still to be filled in is done under the lock. */
+        if ((file && !SP_ACQUIRE(r->source_file)) || (want_frames && !SP_ACQUIRE(r->num_frames)))
+            return -1;
+        return (int)(e - 1);
+    }
 }
 
 /* Give a region its location: the first writer wins, later ones may only
@@ -87,13 +120,13 @@ static void set_location(struct sp_region *r, const char *file, int line,
                          const uintptr_t *frames, int num_frames)
 {
     if (file && !r->source_file) {
-        r->source_file = strdup(file);
         r->source_line = line;
+        SP_RELEASE(r->source_file, strdup(file));
     }
     if (num_frames > 0 && !r->num_frames) {
         memcpy(r->frames, frames, (size_t)num_frames * sizeof *frames);
-        r->num_frames = num_frames;
         r->callsite = frames[0];
+        SP_RELEASE(r->num_frames, num_frames);
     }
 }
 
@@ -105,7 +138,7 @@ int sp_region_lookup(struct sp_profiler *p, const char *name, const char *file,
     pthread_mutex_lock(&p->lock);
     for (uint32_t i = p->hash_cap ? h & (p->hash_cap - 1) : 0; p->hash_cap;
          i = (i + 1) & (p->hash_cap - 1)) {
-        uint32_t e = p->hash[i];
+        uint32_t e = p->hash[1 + i];
         if (!e)
             break;
         struct sp_region *r = sp_region_get(p, e - 1);
@@ -125,6 +158,22 @@ int sp_region_lookup(struct sp_profiler *p, const char *name, const char *file,
     }
     uint32_t id = p->num_regions;
     if (id == 0) {
+        /* Recording starts: a missing output directory is made (or the
+         * fallback said) now, not after the run. */
+        char *ready = sp_output_prefix_ready(p->prefix, p->rank);
+        if (ready) {
+            /* the fallback: the working directory */
+            const char *base = strrchr(ready, '/');
+            char *given = strdup(base ? base + 1 : ready);
+            if (given) {
+                free(p->given_prefix);
+                p->given_prefix = given;
+            }
+            free(p->prefix);
+            p->prefix = ready;
+            free(p->path);
+            p->path = NULL;
+        }
         sp_timer_init();
         void (*first_region)(void) = SP_LOAD(sp_record_hooks.first_region);
         if (first_region)

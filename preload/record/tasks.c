@@ -75,6 +75,12 @@ void sp_task_run(struct sp_thread *t, int64_t next)
         SP_STORE(k->last_step_end_ns, now);
     }
     if (next >= 0) {
+        /* Calls made in a task are ended by the slow path (await
+         * bookkeeping), and the thread's own calls must not be matched by
+         * ends made in the task. */
+        for (uint32_t i = 0; i < t->num_lanes; i++)
+            if (t->lanes[i])
+                sp_lane_go_slow(t->lanes[i]);
         struct sp_task *k = sp_task_get(next);
         if (k->steps > 0)
             SP_STORE(k->suspended_ns, k->suspended_ns + (now - k->last_step_end_ns));

@@ -18,8 +18,10 @@
 #include "recorder.h"
 
 __thread struct sp_thread *sp_tls_thread __attribute__((tls_model("initial-exec")));
-__thread struct sp_profiler *sp_tls_last_profiler __attribute__((tls_model("initial-exec")));
-__thread struct sp_lane *sp_tls_last_lane __attribute__((tls_model("initial-exec")));
+/* Matches no profiler (not even NULL): a thread's first call takes the
+ * slow path, which finds or makes its lane. */
+struct sp_lane sp_no_lane = {.profiler = (struct sp_profiler *)&sp_no_lane};
+__thread struct sp_lane *sp_tls_lane __attribute__((tls_model("initial-exec"))) = &sp_no_lane;
 
 pthread_mutex_t sp_threads_lock = PTHREAD_MUTEX_INITIALIZER;
 struct sp_thread **sp_threads;
@@ -92,12 +94,15 @@ struct sp_thread *sp_thread_new(int daemon)
     t->kind = "other";
     t->omp_thread_num = -1;
 
+    /* A signal handler's marker call must not wait for this lock here. */
+    struct sp_lane *was = sp_record_enter();
     pthread_mutex_lock(&sp_threads_lock);
     if (sp_num_threads == threads_cap) {
         int64_t cap = threads_cap ? threads_cap * 2 : 64;
         struct sp_thread **grown = realloc(sp_threads, (size_t)cap * sizeof *grown);
         if (!grown) {
             pthread_mutex_unlock(&sp_threads_lock);
+            sp_record_leave(was);
             free(t);
             return NULL;
         }
@@ -108,6 +113,7 @@ struct sp_thread *sp_thread_new(int daemon)
     sp_threads[sp_num_threads++] = t;
     snprintf(t->name, sizeof t->name, "thread %lld", (long long)t->index);
     pthread_mutex_unlock(&sp_threads_lock);
+    sp_record_leave(was);
     return t;
 }
 
@@ -195,10 +201,17 @@ static void thread_exited(void *arg)
                 SP_STORE(lane->counters[region].abandoned, lane->counters[region].abandoned + 1);
         }
         SP_RELEASE(lane->depth, 0);
+        for (uint32_t d = 0; d < depth; d++)
+            SP_STORE(lane->stack[d].task, SP_TASK_NONE); /* free slots (markers.c) */
     }
     /* A task still running on the dying thread ends its step here. */
     if (t->task >= 0)
         sp_task_run(t, -1);
+    /* Its memory, but for its events, goes (issue 13 item 11). */
+    sp_tls_lane = &sp_no_lane;
+    for (uint32_t i = 0; i < t->num_lanes; i++)
+        if (t->lanes[i])
+            sp_lane_retire(t->lanes[i]);
     pthread_mutex_lock(&sp_threads_lock);
     SP_STORE(t->cpu_ns, cpu);
     t->end_ns = now;
@@ -256,12 +269,14 @@ struct sp_lane *sp_lane_create(struct sp_profiler *p)
     lane->profiler = p;
     lane->thread = t;
     pthread_mutex_init(&lane->lock, NULL);
-    lane->head = lane->tail = calloc(1, sizeof *lane->head);
-    if (!lane->head) {
+    lane->head = lane->tail = sp_chunk_new();
+    if (!lane->head || sp_lane_grow_stack(lane) != 0) {
+        if (lane->head)
+            sp_chunk_free(lane->head);
         free(lane);
         return NULL;
     }
-    __atomic_add_fetch(&sp_buffer_bytes, sizeof *lane->head, __ATOMIC_RELAXED);
+    lane->fold_chunk = lane->head;
     t->lanes[p->slot] = lane;
     pthread_mutex_lock(&p->lock);
     lane->next_in_profiler = p->lanes;
@@ -270,17 +285,11 @@ struct sp_lane *sp_lane_create(struct sp_profiler *p)
     return lane;
 }
 
-struct sp_lane *sp_lane_lookup_slow(struct sp_profiler *p)
+struct sp_lane *sp_lane_of(struct sp_profiler *p)
 {
     struct sp_thread *t = sp_tls_thread;
     struct sp_lane *lane = NULL;
     if (t && (uint32_t)p->slot < t->num_lanes)
         lane = t->lanes[p->slot];
-    if (!lane)
-        lane = sp_lane_create(p);
-    if (lane) {
-        sp_tls_last_profiler = p;
-        sp_tls_last_lane = lane;
-    }
-    return lane;
+    return lane ? lane : sp_lane_create(p);
 }

@@ -22,8 +22,19 @@
 #include "model/capture.h"
 #include "base/shim.h"
 
-extern int sp_timer_tsc;             /* events are timed in TSC ticks */
+extern int sp_timer_tsc __attribute__((visibility("hidden")));             /* events are timed in TSC ticks */
 extern int64_t sp_timer_next_point;  /* tick of the next calibration point (atomic) */
+
+/* The TSC when there is one, whatever the timer (the fast path reads it
+ * before it knows; lanes timed with the clock never keep it). */
+static inline int64_t sp_raw_ticks(void)
+{
+#if defined(__x86_64__)
+    return (int64_t)__rdtsc();
+#else
+    return sp_clock_ns();
+#endif
+}
 
 static inline int64_t sp_ticks(void)
 {

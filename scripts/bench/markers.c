@@ -1,8 +1,16 @@
-/* markers.c - cost of one sp_begin + sp_end pair, next to a baseline of two
- * bare clock_gettime(CLOCK_MONOTONIC) calls measured in the same process
- * (the machines are shared and noisy: only ratios are comparable).
+/* markers.c - cost of one sp_begin + sp_end pair, next to two baselines
+ * measured in the same process and the same rounds (the machines are
+ * shared and noisy: only ratios are comparable): the floor tracer of
+ * markers_floor.c (two TSC reads and a 16-byte store, behind a shared
+ * library of its own) and two bare clock_gettime(CLOCK_MONOTONIC) calls.
  *
- *   markers pairs N [THREADS]   ns per pair (median of 7 runs) and ratio
+ *   markers pairs N [THREADS [DEPTH]]
+ *                               ns per pair (median of 7 alternating rounds
+ *                               of thread CPU time) and the ratios; DEPTH
+ *                               nested regions per iteration
+ *   markers callgrind N DEPTH shim|floor
+ *                               N iterations in measured_loop(), for
+ *                               valgrind --toggle-collect=measured_loop
  *   markers memory N            bytes of resident memory per recorded call
  *   markers register N          ns per sp_region of a new name and of an
  *                               existing one (call sites are captured once
@@ -15,8 +23,13 @@
 
 #include "scope_profiler.h"
 
+void floor_begin(int region);
+void floor_end(int region);
+
 static long iterations;
 static int region;
+static int depth = 1;
+static int nested[3];
 
 static double now_s(void)
 {
@@ -39,14 +52,65 @@ static double bare_clocks(void)
     return (now_s() - t0) * 1e9 / iterations;
 }
 
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ns per pair: depth 1 is begin/end of one region; depth 3 nests three
+ * regions (three pairs per iteration). */
 static double pairs(void)
 {
-    double t0 = now_s();
-    for (long i = 0; i < iterations; i++) {
-        sp_begin(region);
-        sp_end(region);
+    double t0 = thread_cpu_s();
+    if (depth == 3) {
+        for (long i = 0; i < iterations; i++) {
+            sp_begin(nested[0]);
+            sp_begin(nested[1]);
+            sp_begin(nested[2]);
+            sp_end(nested[2]);
+            sp_end(nested[1]);
+            sp_end(nested[0]);
+        }
+    } else {
+        for (long i = 0; i < iterations; i++) {
+            sp_begin(region);
+            sp_end(region);
+        }
     }
-    return (now_s() - t0) * 1e9 / iterations;
+    return (thread_cpu_s() - t0) * 1e9 / ((double)iterations * depth);
+}
+
+static double floor_pairs(void)
+{
+    double t0 = thread_cpu_s();
+    if (depth == 3) {
+        for (long i = 0; i < iterations; i++) {
+            floor_begin(nested[0]);
+            floor_begin(nested[1]);
+            floor_begin(nested[2]);
+            floor_end(nested[2]);
+            floor_end(nested[1]);
+            floor_end(nested[0]);
+        }
+    } else {
+        for (long i = 0; i < iterations; i++) {
+            floor_begin(region);
+            floor_end(region);
+        }
+    }
+    return (thread_cpu_s() - t0) * 1e9 / ((double)iterations * depth);
+}
+
+/* What callgrind counts (--toggle-collect=measured_loop). */
+__attribute__((noinline)) void measured_loop(int use_floor);
+__attribute__((noinline)) void measured_loop(int use_floor)
+{
+    if (use_floor)
+        floor_pairs();
+    else
+        pairs();
 }
 
 static char (*fresh_names)[32];
@@ -87,20 +151,39 @@ static double median(double (*fn)(void))
     return v[3];
 }
 
+static double median_of(double *v)
+{
+    qsort(v, 7, sizeof *v, cmp);
+    return v[3];
+}
+
+/* Seven rounds, each measuring the three in turn, so that whatever the
+ * machine does meanwhile weighs on all three alike. */
+static void alternating(double *cost, double *floor_cost, double *clocks)
+{
+    double c[7], f[7], b[7];
+    for (int i = 0; i < 7; i++) {
+        f[i] = floor_pairs();
+        c[i] = pairs();
+        b[i] = bare_clocks() / depth;
+    }
+    *cost = median_of(c);
+    *floor_cost = median_of(f);
+    *clocks = median_of(b);
+}
+
 /* One thread of the threaded case: its own baseline and its own pairs,
  * measured while the other threads do the same, so the ratio compares
  * like with like on a loaded machine. */
 struct thread_result {
-    double base, cost;
+    double base, floor, cost;
 };
 static pthread_barrier_t start_together;
 static void *thread_pairs(void *arg)
 {
     struct thread_result *r = arg;
     pthread_barrier_wait(&start_together);
-    r->base = median(bare_clocks);
-    pthread_barrier_wait(&start_together);
-    r->cost = median(pairs);
+    alternating(&r->cost, &r->floor, &r->base);
     return NULL;
 }
 
@@ -126,6 +209,14 @@ int main(int argc, char **argv)
     iterations = atol(argv[2]);
     sp_init("bench", 0);
     region = sp_region("bench");
+    nested[0] = sp_region("outer");
+    nested[1] = sp_region("middle");
+    nested[2] = sp_region("inner");
+    if (!strcmp(argv[1], "callgrind")) {
+        depth = argc > 3 ? atoi(argv[3]) : 1;
+        measured_loop(argc > 4 && !strcmp(argv[4], "floor"));
+        return 0;
+    }
     if (!strcmp(argv[1], "memory")) {
         long before = rss_kib();
         for (long i = 0; i < iterations; i++) {
@@ -146,10 +237,10 @@ int main(int argc, char **argv)
         return 0;
     }
     int threads = argc > 3 ? atoi(argv[3]) : 1;
-    double base = 0, cost = 0;
+    depth = argc > 4 && atoi(argv[4]) == 3 ? 3 : 1;
+    double base = 0, cost = 0, floor_cost = 0;
     if (threads <= 1) {
-        base = median(bare_clocks);
-        cost = median(pairs);
+        alternating(&cost, &floor_cost, &base);
     } else {
         /* Per-thread figures, averaged over the threads. */
         threads = threads > 64 ? 64 : threads;
@@ -161,9 +252,11 @@ int main(int argc, char **argv)
         for (int k = 0; k < threads; k++) {
             pthread_join(t[k], NULL);
             base += r[k].base / threads;
+            floor_cost += r[k].floor / threads;
             cost += r[k].cost / threads;
         }
     }
-    printf("%.2f ns/pair, baseline two clock_gettime %.2f ns, ratio %.2f\n", cost, base, cost / base);
+    printf("%.2f ns/pair, floor %.2f ns (ratio %.2f), two clock_gettime %.2f ns (ratio %.2f)\n",
+           cost, floor_cost, cost / floor_cost, base, cost / base);
     return 0;
 }
