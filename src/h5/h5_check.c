@@ -98,6 +98,31 @@ static void check_lanes(const sp_profile *prof, sp_problems *p)
 }
 
 /* call_ids unique within a rank; parent_ids -1 or a call id of the rank. */
+/* Every entry of `ids` (a column of call ids, may be NULL) is -1 or a call
+ * of its row's rank (`seen`: span bytes per rank). */
+static void dense_references(const sp_profile *prof, sp_problems *p, const int64_t *ids,
+                             const char *what, const unsigned char *seen, uint64_t span)
+{
+    for (size_t r = 0; ids && r < prof->num_rows; r++) {
+        const sp_row *row = &prof->rows[r];
+        uint64_t bad = 0;
+        int64_t example = 0;
+        for (uint64_t j = 0; j < row->count; j++) {
+            int64_t parent = ids[row->offset + j];
+            if (parent == -1 ||
+                (parent >= 0 && (uint64_t)parent < span &&
+                 seen[(size_t)(row->rank * span + (uint64_t)parent)]))
+                continue;
+            if (!bad++)
+                example = parent;
+        }
+        if (bad)
+            sp_problem(p, "region '%s' of rank %u: %llu events have %s %lld (and "
+                       "others) that is no call of that rank", name_of(prof, row), row->rank,
+                       (unsigned long long)bad, what, (long long)example);
+    }
+}
+
 /* The usual case, and every command now pays for this check: call ids are
  * 0..n-1 per rank (our writer, the Python package), so one byte per
  * possible (rank, id) finds duplicates and parents without sorting 16-byte
@@ -136,24 +161,9 @@ static int check_dense_call_ids(const sp_profile *prof, sp_problems *p)
             *slot = 1;
         }
     }
-    for (size_t r = 0; prof->parent_ids && r < prof->num_rows; r++) {
-        const sp_row *row = &prof->rows[r];
-        uint64_t bad = 0;
-        int64_t example = 0;
-        for (uint64_t j = 0; j < row->count; j++) {
-            int64_t parent = prof->parent_ids[row->offset + j];
-            if (parent == -1 ||
-                (parent >= 0 && (uint64_t)parent < span &&
-                 seen[(size_t)(row->rank * span + (uint64_t)parent)]))
-                continue;
-            if (!bad++)
-                example = parent;
-        }
-        if (bad)
-            sp_problem(p, "region '%s' of rank %u: %llu events have parent id %lld (and "
-                       "others) that is no call of that rank", name_of(prof, row), row->rank,
-                       (unsigned long long)bad, (long long)example);
-    }
+    /* parents, and fork parents (docs/tasks.md): -1 or a call of the rank */
+    dense_references(prof, p, prof->parent_ids, "parent id", seen, span);
+    dense_references(prof, p, prof->fork_parent_ids, "fork parent id", seen, span);
     free(seen);
     return 1;
 }

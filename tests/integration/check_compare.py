@@ -105,6 +105,13 @@ with tempfile.TemporaryDirectory() as tmp:
         check(r.returncode == 0 and not regression_lines(r.stdout),
               f"same program, --baseline A1 A2 --candidate A3, {metric}: exit {r.returncode}\n"
               f"{r.stdout}{r.stderr}")
+        # Single runs against each other: the metrics docs/compare.md measures
+        # and recommends for shared machines.  `own` and `mean` of one run
+        # against one run moved by up to 32 % on this VM under load (a
+        # region's exclusive time is what preemption hits first); with
+        # repetitions (above) they are checked too.
+        if metric not in ("total", "p50"):
+            continue
         for x, y in ((0, 1), (0, 2), (1, 2)):
             r = sp("check", a[x], a[y], "--max-regression", "10", "--metric", metric)
             check(r.returncode == 0 and not regression_lines(r.stdout),

@@ -308,7 +308,8 @@ Test(h5_check, fork_parent_ids_round_trip_and_bad_ids_are_listed)
     p->fork_parent_ids[2] = 4242;
     cr_assert_eq(sp_h5_write(path, p, err, sizeof err), 0, "%s", err);
     memset(&c, 0, sizeof c);
-    cr_assert_eq(sp_h5_check(path, collect, &c, err, sizeof err), 1, "%s", c.text);
+    int problems = sp_h5_check(path, collect, &c, err, sizeof err);
+    cr_assert_eq(problems, 1, "%d: %s / %s", problems, c.text, err);
     cr_assert_not_null(strstr(c.text, "fork parent id 4242"), "%s", c.text);
     sp_profile_free(p);
     remove_tree(dir);
