@@ -145,6 +145,9 @@ int sp_export_csv(FILE *out, const sp_profile *profile, const sp_export_options 
 /* chart = 0: flame graph (aggregated by call path); 1: flame chart (time). */
 int sp_flame_svg(FILE *out, const sp_profile *profile, const sp_export_options *options,
                  int chart, char *err, size_t errlen);
+/* The flame graph's colour of a region name (stable: a hash of the name),
+ * shared with the HTML report so both views colour a region alike. */
+void sp_flame_colour(const char *name, int *r, int *g, int *b);
 
 /* Shared by the exporters: warn (options->warnings) when an export wrote
  * more than SP_EXPORT_WARN_EVENTS events, suggesting filters. */

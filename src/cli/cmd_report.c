@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli_util.h"
+#include "cmd_report_html.h"
 #include "commands.h"
 #include "scopeprof/analysis.h"
 #include "scopeprof/h5.h"
@@ -38,6 +39,13 @@ static const char report_help[] =
     "      --min-percent P  hide tree nodes below P %% of the run\n"
     "      --sort KEY       flat profile order: exclusive (default), inclusive,\n"
     "                       calls, mean, max, name\n"
+    "  -o, --output FILE    write the report to FILE; FILE.html (or .htm) writes\n"
+    "                       one self-contained HTML page instead of text (hotspots,\n"
+    "                       call tree, flame graph, timeline, load balance,\n"
+    "                       threads, MPI; opens offline in any browser)\n"
+    "      --compare        the files after it are another run: the HTML report\n"
+    "                       compares the runs with the first one (files of\n"
+    "                       different run ids are told apart without it)\n"
     "  -h, --help           show this help\n"
     "\n"
     "selection:\n"
@@ -475,11 +483,14 @@ int cmd_report(int argc, char **argv)
     tree_view view = {DEFAULT_TREE_DEPTH, 0};
     int show = 0, status = 2;
     char **files = malloc((size_t)argc * sizeof *files);
-    size_t num_files = 0;
+    size_t *run_of = malloc((size_t)argc * sizeof *run_of);
+    size_t num_files = 0, num_runs = 1;
+    const char *out_path = NULL;
+    FILE *text_out = NULL;
     sp_profile *profile = NULL;
     sp_report report;
     memset(&report, 0, sizeof report);
-    if (!files) {
+    if (!files || !run_of) {
         status = cli_file_error(CMD, NULL, "out of memory");
         goto out;
     }
@@ -488,6 +499,7 @@ int cmd_report(int argc, char **argv)
         const char *v;
         int r;
         if (only_files || argv[i][0] != '-' || !strcmp(argv[i], "-")) {
+            run_of[num_files] = num_runs - 1;
             files[num_files++] = argv[i++];
             continue;
         }
@@ -497,6 +509,16 @@ int cmd_report(int argc, char **argv)
             printf(report_help, sp_selection_help);
             status = 0;
             goto out;
+        } else if (cli_flag(argv, &i, "--compare", NULL)) {
+            if (num_files == 0 || run_of[num_files - 1] != num_runs - 1) {
+                status = cli_usage_error(CMD, "--compare: give the files of a run before it");
+                goto out;
+            }
+            num_runs++;
+        } else if ((r = cli_option_value(CMD, argc, argv, &i, "--output", "-o", &v))) {
+            if (r < 0)
+                goto out;
+            out_path = v;
         } else if (cli_flag(argv, &i, "--lanes", NULL)) {
             /* Bare --lanes: one tree per lane.  --lanes=LIST (below) selects. */
             opt.per_lane = 1;
@@ -540,8 +562,17 @@ int cmd_report(int argc, char **argv)
         status = cli_usage_error(CMD, "no input files");
         goto out;
     }
+    if (num_runs > 1 && run_of[num_files - 1] != num_runs - 1) {
+        status = cli_usage_error(CMD, "--compare: no files after it");
+        goto out;
+    }
     if (show == 0)
         show = SHOW_TREE | SHOW_FLAT | SHOW_THREADS | SHOW_RANKS;
+    int html = out_path && cli_is_html_path(out_path);
+    if (num_runs > 1 && !html) {
+        status = cli_usage_error(CMD, "--compare needs an HTML report (-o report.html)");
+        goto out;
+    }
 
     /* A missing file gets the system's own words, before any reader runs. */
     for (size_t k = 0; k < num_files; k++)
@@ -549,6 +580,10 @@ int cmd_report(int argc, char **argv)
             status = cli_file_error(CMD, files[k], "%s", strerror(errno));
             goto out;
         }
+    if (html) {
+        status = cmd_report_html(files, num_files, run_of, num_runs, &sel, out_path);
+        goto out;
+    }
     char err[1024];
     profile = sp_load_run((const char *const *)files, num_files, err, sizeof err);
     if (!profile) {
@@ -564,7 +599,12 @@ int cmd_report(int argc, char **argv)
     if (report.num_ranks == 0 && profile->num_rows > 0)
         cli_warning(CMD, "--ranks selects none of the ranks in these files");
 
-    printer p = {stdout, cli_use_color(stdout)};
+    if (out_path && !(text_out = fopen(out_path, "w"))) {
+        status = cli_file_error(CMD, out_path, "cannot create: %s", strerror(errno));
+        goto out;
+    }
+    FILE *dest = text_out ? text_out : stdout;
+    printer p = {dest, cli_use_color(dest)};
     print_header(&p, &report, profile, files, num_files);
     if (show & SHOW_TREE)
         print_trees(&p, &report, opt.per_lane, &view);
@@ -573,20 +613,23 @@ int cmd_report(int argc, char **argv)
     if ((show & SHOW_THREADS) && (report.num_threads || report.num_tasks))
         print_threads(&p, &report);
     else if (show == SHOW_THREADS)
-        fprintf(stdout, "\n(no thread or task table in %s)\n",
+        fprintf(dest, "\n(no thread or task table in %s)\n",
                 num_files == 1 ? files[0] : "these files");
     if ((show & SHOW_RANKS) && report.num_ranks > 1)
         print_cross(&p, &report);
     else if (show == SHOW_RANKS)
-        fprintf(stdout, "\n(one rank selected: no cross-rank statistics)\n");
-    status = fflush(stdout) == 0
+        fprintf(dest, "\n(one rank selected: no cross-rank statistics)\n");
+    status = fflush(dest) == 0 && !ferror(dest)
                  ? 0
                  : cli_file_error(CMD, NULL, "cannot write the report: %s", strerror(errno));
 out:
+    if (text_out && fclose(text_out) != 0 && status == 0)
+        status = cli_file_error(CMD, out_path, "write failed: %s", strerror(errno));
     sp_report_free(&report);
     if (profile)
         sp_profile_free(profile);
     sp_selection_free(&sel);
     free(files);
+    free(run_of);
     return status;
 }

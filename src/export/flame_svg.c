@@ -36,8 +36,8 @@ static void xml(FILE *out, const char *s)
     }
 }
 
-/* Warm colour from the name, stable across runs. */
-static void colour(const char *name, int *r, int *g, int *b)
+/* Warm colour from the name, stable across runs (the HTML report uses it). */
+void sp_flame_colour(const char *name, int *r, int *g, int *b)
 {
     uint32_t h = 2166136261u;
     for (const char *c = name; *c; c++)
@@ -120,7 +120,7 @@ static void frame_as(FILE *out, const char *cls, const char *attrs, const char *
 {
     double px = MARGIN + x * (WIDTH - 2 * MARGIN), pw = w * (WIDTH - 2 * MARGIN);
     int r, g, b;
-    colour(name, &r, &g, &b);
+    sp_flame_colour(name, &r, &g, &b);
     if (grey)
         r = g = b = 190;
     fprintf(out, "<g class=\"%s\"%s data-n=\"", cls, attrs);
