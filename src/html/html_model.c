@@ -49,7 +49,9 @@ static int interval_order(const void *x, const void *y)
     return (p->a > q->a) - (p->a < q->a);
 }
 
-static int64_t covered_time(const sp_calls *c, int64_t *wall)
+/* Time with a call open on some lane, and the rank's wall time: from the
+ * run start (`origin`, on the rank's own clock) to its last call's end. */
+static int64_t covered_time(const sp_calls *c, int64_t origin, int64_t *wall)
 {
     size_t n = 0;
     for (size_t i = 0; i < c->n; i++)
@@ -78,7 +80,7 @@ static int64_t covered_time(const sp_calls *c, int64_t *wall)
         }
     }
     covered += b - a;
-    *wall = last - v[0].a;
+    *wall = last - (origin < v[0].a ? origin : v[0].a);
     free(v);
     return covered;
 }
@@ -253,14 +255,14 @@ static int rank_pass(html_run *run, uint32_t rank, size_t rank_index, const html
         rw.acc[r] = 0;
     for (size_t l = 0; l < walk.num_lanes; l++)
         sp_lane_walk_visit(&walk, c, l, region_open, region_close, &rw);
-    int64_t wall = 0, covered = covered_time(c, &wall);
+    int64_t shift = sp_rank_clock_offset(profile, rank);
+    int64_t wall = 0, covered = covered_time(c, sp_profile_origin_ns(profile) + shift, &wall);
     if (covered < 0)
         goto out;
     run->rank_covered_ns[rank_index] = covered;
     run->rank_wall_ns[rank_index] = wall;
     if (run->has_timeline &&
-        html_timeline_add_rank(&run->timeline, profile, rank, c, &walk,
-                               sp_rank_clock_offset(profile, rank)) < 0)
+        html_timeline_add_rank(&run->timeline, profile, rank, c, &walk, shift) < 0)
         goto out;
     rc = 0;
 out:

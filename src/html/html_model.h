@@ -91,7 +91,7 @@ typedef struct html_run {
     html_tree_stats *stats;   /* per tree node */
     int64_t *rank_region_ns;  /* [rank index * num_names + region]: inclusive,
                                  recursion once; -1 unknown */
-    int64_t *rank_wall_ns;    /* per rank index: span of its calls */
+    int64_t *rank_wall_ns;    /* per rank index: run start to its last call end */
     int64_t *rank_covered_ns; /* per rank index: time with a call open on any lane */
     double inside_share;      /* sum covered / sum wall; -1 unknown */
     uint64_t tree_calls;
