@@ -99,7 +99,8 @@ int cmd_report_html(char **files, size_t num_files, const size_t *run_of, size_t
         status = cli_file_error(CMD, out_path, "cannot create: %s", strerror(errno));
         goto out;
     }
-    int failed = sp_html_report(f, inputs, num_runs, sel, NULL, err, sizeof err) < 0;
+    sp_html_limits limits = {.warnings = stderr};
+    int failed = sp_html_report(f, inputs, num_runs, sel, &limits, err, sizeof err) < 0;
     int write_failed = ferror(f) | (fclose(f) != 0);
     if (failed || write_failed) {
         unlink(out_path);

@@ -28,9 +28,15 @@ int sp_html_report(FILE *out, const sp_html_input *inputs, size_t num_runs,
     }
     int rc = 0;
     size_t built = 0;
-    for (; built < num_runs && rc == 0; built++)
+    for (; built < num_runs && rc == 0; built++) {
         rc = html_run_build(&runs[built], inputs[built].profile, inputs[built].files,
                             inputs[built].num_files, &opt, err, errlen);
+        const sp_report *r = &runs[built].report;
+        for (size_t k = 0; rc == 0 && limits && limits->warnings && k < r->num_warnings; k++)
+            fprintf(limits->warnings, "scopeprof report: warning: %s (its calls are counted "
+                    "from the file's per-region totals; it is not in the tree or the "
+                    "timeline)\n", r->warnings[k].message);
+    }
     if (rc == 0 && sp_html_write(out, runs, num_runs) < 0) {
         snprintf(err, errlen, "write failed");
         rc = -1;

@@ -19,6 +19,7 @@ typedef struct sp_html_input {
 typedef struct sp_html_limits {
     size_t timeline_bins;     /* pre-aggregated timeline cells; 0 = default */
     size_t timeline_calls;    /* single calls kept for the timeline; 0 = default */
+    FILE *warnings;           /* ranks that could not be reconstructed; NULL: quiet */
 } sp_html_limits;
 
 /* Write the page.  Returns 0, or -1 with a one-line message in err. */

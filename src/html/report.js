@@ -549,11 +549,13 @@
     var cells = [];
     g.font = '11px sans-serif';
     regions.forEach(function (reg, c) {
+      // colour range: from the least to the most of the bins' maxima
       var max = 0, min = Infinity;
-      for (var r = 0; r < R; r++) {
-        var v = H.values[r * M + reg];
-        if (v > max) max = v;
-        if (v >= 0 && v < min) min = v;
+      for (var b0 = 0; b0 < bins; b0++) {
+        var m = -1;
+        for (var r = b0 * per; r < Math.min(R, (b0 + 1) * per); r++) m = Math.max(m, H.values[r * M + reg]);
+        if (m > max) max = m;
+        if (m >= 0 && m < min) min = m;
       }
       g.save();
       g.translate(LEFT + c * CW + CW / 2, TOP - 6);
