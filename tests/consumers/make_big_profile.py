@@ -93,7 +93,8 @@ def write(path, calls, ranks):
             g.create_dataset(k, data=np.array([v] * len(rows), dtype=object), dtype=st)
         e = f.create_group("events")
         for k, parts in (("start_deltas", starts), ("durations", durs), ("thread_ids", threads)):
-            e.create_dataset(k, data=np.concatenate(parts), chunks=(1 << 16,),
+            col = np.concatenate(parts)
+            e.create_dataset(k, data=col, chunks=(min(1 << 16, len(col)),),
                              compression="gzip", compression_opts=1, shuffle=True)
         t = f.create_group("thread_table")
         t["ranks"] = np.repeat(np.arange(ranks, dtype=np.uint32), lanes)
