@@ -294,7 +294,8 @@ void html_timeline_json(sp_json *j, const html_timeline *tl)
         html_json_string(j, l->label);
         sp_json_key(j, "depth");
         sp_json_uint(j, l->max_depth + 1);
-        qsort(l->exact, l->num_exact, sizeof *l->exact, exact_order);
+        if (l->num_exact)
+            qsort(l->exact, l->num_exact, sizeof *l->exact, exact_order);
         sp_json_key(j, "exact");
         sp_json_begin_array(j);
         int64_t prev = 0;
@@ -311,7 +312,8 @@ void html_timeline_json(sp_json *j, const html_timeline *tl)
         sp_json_begin_array(j);
         for (int k = 0; k < tl->num_levels; k++) {
             html_bins *b = &l->bins[k];
-            qsort(b->v, b->n, sizeof *b->v, bin_order);
+            if (b->n)
+                qsort(b->v, b->n, sizeof *b->v, bin_order);
             sp_json_newline(j);
             sp_json_begin_array(j);
             uint64_t pb = 0;

@@ -56,7 +56,8 @@ async function checkPage(browser, p) {
     for (let i = 0; i < T.parent.length; i++) {
       const p = [];
       for (let j = i; j >= 0; j = T.parent[j]) p.push(names[T.region[j]]);
-      paths[p.reverse().join(' > ')] = { calls: T.calls[i], incl: T.incl[i], excl: T.excl[i], node: i };
+      paths[p.reverse().join(' > ')] = { calls: T.calls[i], incl: T.incl[i], excl: T.excl[i], node: i,
+        stats: [T.min[i], T.max[i], T.p95[i]] };
     }
     const cells = (sel) => Array.from(document.querySelectorAll(sel)).map((tr) =>
       ({ node: tr.getAttribute('data-node'), region: tr.getAttribute('data-region'),
@@ -76,6 +77,11 @@ async function checkPage(browser, p) {
   for (const [k, v] of Object.entries(p.paths || {})) {
     const got = seen.paths[k];
     if (!got || got.calls !== v) fail(p.name, `call path ${k}: ${got ? got.calls : 'missing'} calls, expected ${v}`);
+  }
+  for (const [k, v] of Object.entries(p.stats || {})) {
+    const got = seen.paths[k];
+    if (!got || JSON.stringify(got.stats) !== JSON.stringify(v))
+      fail(p.name, `call path ${k}: min/max/p95 ${got && got.stats}, expected ${v}`);
   }
   if (p.paths && Object.keys(seen.paths).length !== Object.keys(p.paths).length)
     fail(p.name, `${Object.keys(seen.paths).length} call paths on the page, expected ${Object.keys(p.paths).length}`);
@@ -103,6 +109,12 @@ async function checkPage(browser, p) {
   if (seen.threads.length !== run.threads.length) fail(p.name, `${seen.threads.length} thread rows for ${run.threads.length} threads`);
   if (p.threads !== undefined && seen.threads.length !== p.threads) fail(p.name, `${seen.threads.length} thread rows, expected ${p.threads}`);
   if (p.compare && seen.compare.length < 2) fail(p.name, 'comparison table empty');
+  for (const [call, calls] of Object.entries(p.mpi || {})) {
+    const row = await page.$$eval('#mpi-table tbody tr', (trs, c) =>
+      trs.map((tr) => Array.from(tr.cells).map((x) => x.textContent)).find((r) => r[0] === c), call);
+    if (!row || row[1] !== String(calls)) fail(p.name, `MPI table row of ${call}: ${row}, expected ${calls} calls`);
+    if (!(await page.$('#mpi-rank-share'))) fail(p.name, 'no per-rank MPI share');
+  }
   if (p.heatmap) {
     const h = await page.evaluate(() => window.scopeprofReport.heatmap);
     if (!h || h.bins !== p.heatmap.bins || h.perBin !== p.heatmap.perBin)

@@ -17,6 +17,7 @@ and check_html.js checks each (errors, network, sections, numbers,
 interactions, without JavaScript) and saves a screenshot next to the page,
 in the build directory."""
 import collections
+import math
 import json
 import os
 import subprocess
@@ -38,16 +39,23 @@ def page(d, name, files, truth=None, extra=(), **expect):
             "sections": SECTIONS + expect.pop("more_sections", []), "absent": ["MPI"]}
     if truth is not None:
         spec["paths"] = dict(collections.Counter(c["path"] for c in truth["calls"]))
+        # min, max and p95 (nearest rank) of one call, per call path
+        durs = collections.defaultdict(list)
+        for c in truth["calls"]:
+            durs[c["path"]].append(c["end"] - c["start"])
+        spec["stats"] = {p: [min(v), max(v), sorted(v)[math.ceil(0.95 * len(v)) - 1]]
+                         for p, v in durs.items()}
         spec["facts"] = {"ranks": str(len({c["rank"] for c in truth["calls"]})),
                          "calls": str(len(truth["calls"]))}
     spec.update(expect)
     return spec
 
 
-def big(d, name, calls, ranks):
+def big(d, name, calls, ranks, *flags):
     h5 = os.path.join(d, name + ".h5")
     r = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make_big_profile.py"), h5,
-                        str(calls), str(ranks)], check=True, capture_output=True, text=True)
+                        str(calls), str(ranks), *flags], check=True, capture_output=True,
+                       text=True)
     return h5, json.loads(r.stdout)
 
 
@@ -76,9 +84,11 @@ def main():
                       facts={"ranks": "4", "calls": str(info["calls"])},
                       slowest={"compute": 3}))
 
-    h5, info = big(d, "ranks1024", 8 * 2 * 1024 * 40, 1024)
+    # 1,024 ranks, with MPI calls (MPI_Allreduce regions): the MPI section
+    h5, info = big(d, "ranks1024", 8 * 2 * 1024 * 40, 1024, "mpi")
     pages.append(page(d, "ranks1024", [h5], heatmap={"bins": 64, "perBin": 16},
-                      slowest={"compute": 1023}, facts={"ranks": "1024"}))
+                      slowest={"compute": 1023}, facts={"ranks": "1024", "mpi": "7.9 %"},
+                      more_sections=["MPI"], absent=[], mpi={"MPI_Allreduce": 40 * 2 * 1024}))
 
     runs = [common._run_real(d, f"threads-{k}", ["threads"], 0) for k in (1, 2)]
     pages.append(page(d, "compare", runs[0], extra=["--compare", *runs[1]],

@@ -9,7 +9,10 @@ rank (rank R-1 computes about 20 % longer than rank 0; from 8 ranks on, the
 last rank is a straggler computing 20 % longer than that), so the report's
 load-balance and timeline have something to show at any scale.
 
-usage: make_big_profile.py OUT.h5 CALLS [RANKS]   (prints a JSON summary)"""
+With "mpi" after RANKS, "reduce" is named "MPI_Allreduce", as the MPI
+interception names the calls it records.
+
+usage: make_big_profile.py OUT.h5 CALLS [RANKS [mpi]]   (prints a JSON summary)"""
 import json
 import sys
 
@@ -38,7 +41,7 @@ def group_calls(t0, length, f):
     }
 
 
-def write(path, calls, ranks):
+def write(path, calls, ranks, mpi=False):
     lanes = 2
     steps = max(1, calls // (len(NAMES) * ranks * lanes))
     rng = np.random.default_rng(12345)
@@ -79,7 +82,8 @@ def write(path, calls, ranks):
         m.attrs["label"] = "big-synthetic"
         m.attrs["executable"] = "/opt/app/synthetic"
         m.attrs["hostname"] = "node001"
-        f.create_dataset("region_table/names", data=np.array(NAMES, dtype=object), dtype=st)
+        names = [("MPI_Allreduce" if mpi and n == "reduce" else n) for n in NAMES]
+        f.create_dataset("region_table/names", data=np.array(names, dtype=object), dtype=st)
         g = f.create_group("rank_region_index")
         g["region_ids"] = np.array([x[0] for x in rows], dtype=np.uint32)
         g["ranks"] = np.array([x[1] for x in rows], dtype=np.uint32)
@@ -113,4 +117,5 @@ def write(path, calls, ranks):
 
 if __name__ == "__main__":
     n = int(sys.argv[2])
-    print(json.dumps(write(sys.argv[1], n, int(sys.argv[3]) if len(sys.argv) > 3 else 2)))
+    print(json.dumps(write(sys.argv[1], n, int(sys.argv[3]) if len(sys.argv) > 3 else 2,
+                           len(sys.argv) > 4 and sys.argv[4] == "mpi")))
