@@ -118,6 +118,29 @@ void html_compare_table(FILE *out, const html_run *runs, size_t num_runs)
             change_cell(out, runs[0].report.wall_ns, runs[r].report.wall_ns);
     }
     fputs("</tr>\n", out);
+    /* Runs on different rank counts: strong-scaling speedup and efficiency
+     * of the wall time against the baseline (as the Python report's
+     * --scaling strong). */
+    int scaling = 0;
+    for (size_t r = 1; r < num_runs; r++)
+        scaling |= runs[r].report.num_ranks != runs[0].report.num_ranks;
+    if (scaling) {
+        fputs("<tr id=\"compare-ranks\"><td>(ranks)</td>", out);
+        for (size_t r = 0; r < num_runs; r++)
+            fprintf(out, "<td>%zu</td>%s", runs[r].report.num_ranks, r ? "<td></td>" : "");
+        fputs("</tr>\n<tr id=\"compare-speedup\"><td>(speedup, efficiency)</td><td>1.00</td>",
+              out);
+        for (size_t r = 1; r < num_runs; r++) {
+            double base = (double)runs[0].report.wall_ns, now = (double)runs[r].report.wall_ns;
+            double speedup = now > 0 ? base / now : 0;
+            double more = runs[0].report.num_ranks
+                              ? (double)runs[r].report.num_ranks / (double)runs[0].report.num_ranks
+                              : 0;
+            fprintf(out, "<td>%.2f</td><td>%.0f %%</td>", speedup,
+                    more > 0 ? 100.0 * speedup / more : 0);
+        }
+        fputs("</tr>\n", out);
+    }
     for (size_t k = 0; k < n; k++) {
         fputs("<tr><td>", out);
         html_text(out, names[k]);

@@ -529,6 +529,18 @@
     }
     window.addEventListener('resize', draw);
     state.timeline.zoom = zoom;
+    // A point (page pixels) over something drawn on the first lane: for tests.
+    state.timeline.probe = function () {
+      var r = view.getBoundingClientRect(), z = (t1 - t0) / W, k = levelFor(z), w = levels[k];
+      var E = exactOf(0), B = binsOf(0, k), t = -1;
+      for (var e = 0; e < E.n && t < 0; e++)
+        if (E.depth[e] === 0 && E.dur[e] >= 2 * w && E.start[e] + E.dur[e] > t0 && E.start[e] < t1)
+          t = Math.max(E.start[e], t0) + Math.min(E.dur[e], t1 - Math.max(E.start[e], t0)) / 2;
+      for (var q = 0; q < B.n && t < 0; q++)
+        if (B.depth[q] === 0 && B.bin[q] * w >= t0 && B.bin[q] * w < t1) t = (B.bin[q] + 0.5) * w;
+      if (t < 0) return null;
+      return { x: r.left + (t - t0) / z, y: r.top + lanes[0].y + LABEL + ROW / 2 };
+    };
     state.timeline.show = function (a, b) { t0 = a; t1 = b; draw(); };
     draw();
   }

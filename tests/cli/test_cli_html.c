@@ -234,8 +234,24 @@ Test(cli_html, runs_compared_by_compare_or_run_id)
         cr_expect_eq(count(page, "<h2>Comparison</h2>"), 1, "%s", cases[k]);
         /* solve: 5 x 90 µs against 9 x 90 µs = +80 % */
         cr_expect_neq(strstr(page, "+80.0 %"), NULL, "%s", cases[k]);
+        cr_expect_eq(strstr(page, "(speedup, efficiency)"), NULL, "same rank counts");
         free(page), free(out), free(err);
     }
+    /* 2 ranks against 1: speedup of the wall time, efficiency per rank */
+    write_rank("c_rank00000.h5", 0, "solve", 5, "run-c");
+    write_rank("c_rank00001.h5", 1, "solve", 5, "run-c");
+    char *out, *err;
+    int status = run("report a_rank00000.h5 --compare c_rank00000.h5 c_rank00001.h5 -o s.html",
+                     &out, &err);
+    cr_assert_eq(status, 0, "%s", err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/s.html", dir);
+    char *page = slurp(path, NULL);
+    cr_assert_not_null(page);
+    /* same wall time on twice the ranks: speedup 1.00, efficiency 50 % */
+    cr_expect_neq(strstr(page, "(speedup, efficiency)</td><td>1.00</td><td>1.00</td><td>50 %</td>"),
+                  NULL, "%s", strstr(page, "compare-speedup") ? strstr(page, "compare-speedup") : "");
+    free(page), free(out), free(err);
 }
 
 Test(cli_html, usage_and_file_errors)

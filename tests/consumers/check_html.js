@@ -162,6 +162,14 @@ async function checkPage(browser, p) {
     const w2 = await page.evaluate(() => window.scopeprofReport.timeline.window.slice());
     if (!(w2[1] - w2[0] < w1[1] - w1[0])) fail(p.name, `timeline wheel zoom: window ${w1} then ${w2}`);
     await page.click('#timeline-reset');
+    // Hovering a drawn call (or cell) tells what it is.
+    const at = await page.evaluate(() => window.scopeprofReport.timeline.probe());
+    if (!at) fail(p.name, 'timeline: nothing drawn on the first lane');
+    await page.mouse.move(at.x, at.y);
+    const tipText = await page.$eval('#tooltip', (t) => (t.style.display === 'block' ? t.textContent : ''));
+    if (!tipText.startsWith('rank ' + run.timeline.lanes[0].rank))
+      fail(p.name, `timeline hover at ${JSON.stringify(at)}: tooltip "${tipText}"`);
+    await page.mouse.move(0, 0);
   }
   await page.fill('#tree-search', '');
   await page.fill('#flame-search', '');
