@@ -67,6 +67,25 @@ int64_t html_total_exclusive(const html_run *run)
     return t;
 }
 
+/* The worst imbalance: the region whose slowest rank exceeds the mean by
+ * the most time (what the other ranks wait), among those with max/mean
+ * above 1.05; else the largest max/mean.  NULL with one rank. */
+const sp_report_cross_row *html_worst_imbalance(const html_run *run)
+{
+    const sp_report *r = &run->report;
+    const sp_report_cross_row *worst = NULL, *ratio = NULL;
+    for (size_t k = 0; k < r->num_cross; k++) {
+        const sp_report_cross_row *c = &r->cross[k];
+        if (!ratio || c->imbalance > ratio->imbalance)
+            ratio = c;
+        if (c->imbalance > 1.05 &&
+            (!worst || (double)c->inclusive_max - c->inclusive_mean >
+                           (double)worst->inclusive_max - worst->inclusive_mean))
+            worst = c;
+    }
+    return worst ? worst : ratio;
+}
+
 size_t html_findings(const html_run *run, char **lines, size_t max)
 {
     const sp_report *r = &run->report;
@@ -86,16 +105,8 @@ size_t html_findings(const html_run *run, char **lines, size_t max)
                 path, a, 100.0 * (double)nd->exclusive_ns / (double)total,
                 (unsigned long long)nd->calls);
     }
-    /* Worst imbalance: largest excess of the slowest rank over the mean. */
-    const sp_report_cross_row *worst = NULL;
-    for (size_t k = 0; k < r->num_cross; k++) {
-        const sp_report_cross_row *c = &r->cross[k];
-        if (c->imbalance > 1.05 &&
-            (!worst || (double)c->inclusive_max - c->inclusive_mean >
-                           (double)worst->inclusive_max - worst->inclusive_mean))
-            worst = c;
-    }
-    if (worst) {
+    const sp_report_cross_row *worst = html_worst_imbalance(run);
+    if (worst && worst->imbalance > 1.05) {
         sp_format_duration((int64_t)((double)worst->inclusive_max - worst->inclusive_mean + 0.5),
                            a, sizeof a);
         n = add(lines, n, max,

@@ -138,5 +138,6 @@ void html_mpi_json(sp_json *j, const html_run *run);
 /* Hotspots (html_findings.c): tree nodes by exclusive time, descending. */
 size_t html_hotspots(const html_run *run, int64_t *out, size_t max);
 int64_t html_total_exclusive(const html_run *run);
+const sp_report_cross_row *html_worst_imbalance(const html_run *run);
 
 #endif /* SP_HTML_MODEL_H */

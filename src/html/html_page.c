@@ -91,13 +91,13 @@ static void header(FILE *out, const html_run *run)
     } else {
         fact(out, "hotspot", "top hotspot", NULL);
     }
-    const sp_report_cross_row *worst = NULL;
-    for (size_t k = 0; k < r->num_cross; k++)
-        if (!worst || r->cross[k].imbalance > worst->imbalance)
-            worst = &r->cross[k];
+    const sp_report_cross_row *worst = html_worst_imbalance(run);
     if (worst) {
-        snprintf(buf, sizeof buf, "%s (max/mean %.2f, rank %u)", p->names[worst->region],
-                 worst->imbalance, worst->slowest_rank);
+        char d[32];
+        sp_format_duration((int64_t)((double)worst->inclusive_max - worst->inclusive_mean + 0.5),
+                           d, sizeof d);
+        snprintf(buf, sizeof buf, "%s (rank %u, +%s, max/mean %.2f)", p->names[worst->region],
+                 worst->slowest_rank, d, worst->imbalance);
         fact(out, "imbalance", "worst imbalance", buf);
     } else {
         fact(out, "imbalance", "worst imbalance", r->num_ranks > 1 ? NULL : "- (one rank)");
