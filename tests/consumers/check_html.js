@@ -135,6 +135,17 @@ async function checkPage(browser, p) {
     const after = await page.evaluate(() => window.scopeprofReport.tree.rows);
     if (!(after > before)) fail(p.name, `clicking tree row ${parentRow}: ${before} rows before, ${after} after`);
   }
+  // Sorting by a column orders the roots by it.
+  await page.click('#tree-table th[data-key="calls"]');
+  const order = await page.evaluate(() => {
+    const run = JSON.parse(document.getElementById('sp-data').textContent).runs[0];
+    return Array.from(document.querySelectorAll('#tree-table tbody tr[data-node]'))
+      .map((tr) => +tr.getAttribute('data-node')).filter((n) => run.tree.parent[n] < 0)
+      .map((n) => run.tree.calls[n]);
+  });
+  for (let k = 1; k < order.length; k++)
+    if (order[k] > order[k - 1]) fail(p.name, `sorted by calls, roots come as ${order}`);
+  await page.click('#tree-table th[data-key="incl"]');
   // Tree search marks rows; flame search paints frames magenta.
   const hotName = run.regions.names[run.tree.region[seen.hot[0].node]];
   await page.fill('#tree-search', hotName);
