@@ -27,7 +27,8 @@ SRC_RULES = {
     "analysis": {"model", "callstack", "h5"},
     "report": {"model", "callstack", "h5", "analysis"},
     "export": {"model", "callstack", "h5", "analysis", "report"},
-    "cli": {"model", "callstack", "h5", "capture", "analysis", "report", "export"},
+    "html": {"model", "callstack", "h5", "analysis", "report", "export"},
+    "cli": {"model", "callstack", "h5", "capture", "analysis", "report", "export", "html"},
 }
 # preload/ layers, bottom to top; each may use those below it and src/model
 # (the capture and spill formats it hands over).
