@@ -159,6 +159,9 @@ int sp_export_otf2(const char *dir, const sp_profile *profile, const sp_export_o
 /* chart = 0: flame graph (aggregated by call path); 1: flame chart (time). */
 int sp_flame_svg(FILE *out, const sp_profile *profile, const sp_export_options *options,
                  int chart, char *err, size_t errlen);
+/* The flame graph's colour of a region name (stable: a hash of the name),
+ * shared with the HTML report so both views colour a region alike. */
+void sp_flame_colour(const char *name, int *r, int *g, int *b);
 
 /* The report's tables (scopeprof/report.h) for scripts, `scopeprof report
  * --format json|csv` (export_report.c; keys in docs/compare.md).  JSON: the

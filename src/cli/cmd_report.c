@@ -11,6 +11,7 @@
 
 #include "model/utf8.h"
 #include "cli_util.h"
+#include "cmd_report_html.h"
 #include "commands.h"
 #include "report_mpi_print.h"
 #include "scopeprof/analysis.h"
@@ -46,6 +47,13 @@ static const char report_help[] =
     "      --format F       text (default); json: every table in one document;\n"
     "                       csv: one table, --flat (default), --tree or\n"
     "                       --ranks-table (keys and columns: docs/compare.md)\n"
+    "  -o, --output FILE    write the report to FILE; FILE.html (or .htm) writes\n"
+    "                       one self-contained HTML page instead of text (hotspots,\n"
+    "                       call tree, flame graph, timeline, load balance,\n"
+    "                       threads, MPI; opens offline in any browser)\n"
+    "      --compare        the files after it are another run: the HTML report\n"
+    "                       compares the runs with the first one (files of\n"
+    "                       different run ids are told apart without it)\n"
     "  -h, --help           show this help\n"
     "\n"
     "selection:\n"
@@ -517,14 +525,17 @@ int cmd_report(int argc, char **argv)
     int show = 0, status = 2, all_threads = 0;
     const char *format = "text";
     char **files = malloc((size_t)argc * sizeof *files);
-    size_t num_files = 0;
+    size_t *run_of = malloc((size_t)argc * sizeof *run_of);
+    size_t num_files = 0, num_runs = 1;
+    const char *out_path = NULL;
+    FILE *text_out = NULL;
     sp_profile *profile = NULL;
     sp_report report;
     memset(&report, 0, sizeof report);
     sp_report_mpi mpi;
     memset(&mpi, 0, sizeof mpi);
     int has_mpi = 0;
-    if (!files) {
+    if (!files || !run_of) {
         status = cli_file_error(CMD, NULL, "out of memory");
         goto out;
     }
@@ -533,6 +544,7 @@ int cmd_report(int argc, char **argv)
         const char *v;
         int r;
         if (only_files || argv[i][0] != '-' || !strcmp(argv[i], "-")) {
+            run_of[num_files] = num_runs - 1;
             files[num_files++] = argv[i++];
             continue;
         }
@@ -542,6 +554,16 @@ int cmd_report(int argc, char **argv)
             printf(report_help, sp_selection_help);
             status = 0;
             goto out;
+        } else if (cli_flag(argv, &i, "--compare", NULL)) {
+            if (num_files == 0 || run_of[num_files - 1] != num_runs - 1) {
+                status = cli_usage_error(CMD, "--compare: give the files of a run before it");
+                goto out;
+            }
+            num_runs++;
+        } else if ((r = cli_option_value(CMD, argc, argv, &i, "--output", "-o", &v))) {
+            if (r < 0)
+                goto out;
+            out_path = v;
         } else if (cli_flag(argv, &i, "--lanes", NULL)) {
             /* Bare --lanes: one tree per lane.  --lanes=LIST (below) selects. */
             opt.per_lane = 1;
@@ -603,8 +625,17 @@ int cmd_report(int argc, char **argv)
                                       "--tree, --ranks-table");
         goto out;
     }
+    if (num_runs > 1 && run_of[num_files - 1] != num_runs - 1) {
+        status = cli_usage_error(CMD, "--compare: no files after it");
+        goto out;
+    }
     if (show == 0)
         show = SHOW_TREE | SHOW_FLAT | SHOW_THREADS | SHOW_RANKS | SHOW_MPI;
+    int html = out_path && cli_is_html_path(out_path);
+    if (num_runs > 1 && !html) {
+        status = cli_usage_error(CMD, "--compare needs an HTML report (-o report.html)");
+        goto out;
+    }
 
     /* A missing file gets the system's own words, before any reader runs. */
     for (size_t k = 0; k < num_files; k++)
@@ -612,6 +643,10 @@ int cmd_report(int argc, char **argv)
             status = cli_file_error(CMD, files[k], "%s", strerror(errno));
             goto out;
         }
+    if (html) {
+        status = cmd_report_html(files, num_files, run_of, num_runs, &sel, out_path);
+        goto out;
+    }
     char err[1024];
     profile = sp_load_run((const char *const *)files, num_files, err, sizeof err);
     if (!profile) {
@@ -631,20 +666,25 @@ int cmd_report(int argc, char **argv)
     if (report.num_ranks == 0 && profile->num_rows > 0)
         cli_warning(CMD, "--ranks selects none of the ranks in these files");
 
+    if (out_path && !(text_out = fopen(out_path, "w"))) {
+        status = cli_file_error(CMD, out_path, "cannot create: %s", strerror(errno));
+        goto out;
+    }
+    FILE *dest = text_out ? text_out : stdout;
     if (strcmp(format, "text") != 0) {
         int failed = !strcmp(format, "json")
-                         ? sp_export_report_json(stdout, &report, (const char *const *)files,
+                         ? sp_export_report_json(dest, &report, (const char *const *)files,
                                                  num_files)
-                         : sp_export_report_csv(stdout, &report,
+                         : sp_export_report_csv(dest, &report,
                                                show == SHOW_TREE    ? SP_REPORT_TABLE_TREE
                                                : show == SHOW_RANKS ? SP_REPORT_TABLE_RANKS
                                                                     : SP_REPORT_TABLE_FLAT);
-        status = !failed && fflush(stdout) == 0
+        status = !failed && fflush(dest) == 0
                      ? 0
                      : cli_file_error(CMD, NULL, "cannot write the report: %s", strerror(errno));
         goto out;
     }
-    printer p = {stdout, cli_use_color(stdout)};
+    printer p = {dest, cli_use_color(dest)};
     print_header(&p, &report, profile, files, num_files);
     if (show & SHOW_TREE)
         print_trees(&p, &report, opt.per_lane, sel.num_lanes > 0, &view);
@@ -653,26 +693,29 @@ int cmd_report(int argc, char **argv)
     if ((show & SHOW_THREADS) && (report.num_threads || report.num_tasks))
         print_threads(&p, &report, all_threads);
     else if (show == SHOW_THREADS)
-        fprintf(stdout, "\n(no thread or task table in %s)\n",
+        fprintf(dest, "\n(no thread or task table in %s)\n",
                 num_files == 1 ? files[0] : "these files");
     if ((show & SHOW_RANKS) && report.num_ranks > 1)
         print_cross(&p, &report, has_mpi ? &mpi : NULL);
     else if (show == SHOW_RANKS)
-        fprintf(stdout, "\n(one rank selected: no cross-rank statistics)\n");
+        fprintf(dest, "\n(one rank selected: no cross-rank statistics)\n");
     if ((show & SHOW_MPI) && has_mpi)
-        cli_print_mpi(stdout, p.color, &report, &mpi);
+        cli_print_mpi(dest, p.color, &report, &mpi);
     else if (show == SHOW_MPI)
-        fprintf(stdout, "\n(no MPI calls recorded in %s)\n",
+        fprintf(dest, "\n(no MPI calls recorded in %s)\n",
                 num_files == 1 ? files[0] : "these files");
-    status = fflush(stdout) == 0
+    status = fflush(dest) == 0 && !ferror(dest)
                  ? 0
                  : cli_file_error(CMD, NULL, "cannot write the report: %s", strerror(errno));
 out:
     sp_report_mpi_free(&mpi);
+    if (text_out && fclose(text_out) != 0 && status == 0)
+        status = cli_file_error(CMD, out_path, "write failed: %s", strerror(errno));
     sp_report_free(&report);
     if (profile)
         sp_profile_free(profile);
     sp_selection_free(&sel);
     free(files);
+    free(run_of);
     return status;
 }

@@ -2,7 +2,13 @@
  * aggregated by call path over the selected ranks and lanes, width =
  * inclusive time, one <g class="frame"> per distinct path) or, with chart, a
  * flame chart (time on x, one labelled band per rank and lane, one frame per
- * call).  A few lines of inline script give search and click-to-zoom. */
+ * call).  A few lines of inline script give search and click-to-zoom.
+ *
+ * Size is bounded by the drawing, not by the run: frames narrower than a
+ * pixel at the output width are merged into one grey "(n calls)" frame
+ * (per parent in the graph, per run of adjacent calls in the chart) and
+ * their subtrees are not drawn, so at most ~2 frames per pixel column and
+ * depth are written however many calls there are. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,8 +48,8 @@ static void xml(FILE *out, const char *s)
     }
 }
 
-/* Warm colour from the name, stable across runs. */
-static void colour(const char *name, int *r, int *g, int *b)
+/* Warm colour from the name, stable across runs (the HTML report uses it). */
+void sp_flame_colour(const char *name, int *r, int *g, int *b)
 {
     uint32_t h = 2166136261u;
     for (const char *c = name; *c; c++)
@@ -120,13 +126,16 @@ static void header(FILE *out, double height, const char *title)
 }
 
 /* One frame: x and w are fractions of the drawing width. */
-static void frame(FILE *out, const char *name, const char *file, int64_t line, double x,
-                  double w, double y, const char *stats)
+static void frame_as(FILE *out, const char *cls, const char *attrs, const char *name,
+                     const char *file, int64_t line, double x, double w, double y,
+                     const char *stats, int grey)
 {
     double px = MARGIN + x * (WIDTH - 2 * MARGIN), pw = w * (WIDTH - 2 * MARGIN);
     int r, g, b;
-    colour(name, &r, &g, &b);
-    fputs("<g class=\"frame\" data-n=\"", out);
+    sp_flame_colour(name, &r, &g, &b);
+    if (grey)
+        r = g = b = 190;
+    fprintf(out, "<g class=\"%s\"%s data-n=\"", cls, attrs);
     xml(out, name);
     fprintf(out, "\" data-x=\"%.9g\" data-w=\"%.9g\"><title>", x, w);
     xml(out, name);
@@ -144,6 +153,45 @@ static void frame(FILE *out, const char *name, const char *file, int64_t line, d
             px, y, pw, ROW - 1, r, g, b, px + 3, y + ROW - 4.5);
     clipped_label(out, name, pw);
     fputs("</text></g>\n", out);
+}
+
+static void frame(FILE *out, const char *name, const char *file, int64_t line, double x,
+                  double w, double y, const char *stats)
+{
+    frame_as(out, "frame", "", name, file, line, x, w, y, stats, 0);
+}
+
+/* ---- frames narrower than a pixel ------------------------------------------
+ * (owned by the size bound: everything below this line up to the flame graph
+ * section decides what is merged) */
+
+#define DRAW_W (WIDTH - 2 * MARGIN)
+#define MIN_FRAME_PX 1.0
+
+static int narrow(double w) { return w * DRAW_W < MIN_FRAME_PX; }
+
+/* Flame graph: the narrow children of one parent. */
+typedef struct merge_block {
+    uint64_t paths, calls;
+    int64_t ns;
+} merge_block;
+
+/* One grey frame standing for `calls` calls (on `paths` call paths in the
+ * graph), those too narrow to draw one by one and the calls inside them; class "frame merged" so the script
+ * zooms and searches it like the others, data-calls for tools. */
+static void merged_frame(FILE *out, uint64_t calls, uint64_t paths, int64_t ns, double x,
+                         double w, double y)
+{
+    char name[64], stats[160], attrs[96];
+    snprintf(name, sizeof name, "(%llu calls)", (unsigned long long)calls);
+    if (paths)
+        snprintf(stats, sizeof stats, "%llu call paths narrower than a pixel, inclusive %.6g ms",
+                 (unsigned long long)paths, ns / 1e6);
+    else
+        snprintf(stats, sizeof stats, "calls narrower than a pixel, spanning %.6g ms", ns / 1e6);
+    snprintf(attrs, sizeof attrs, " data-calls=\"%llu\" data-paths=\"%llu\"",
+             (unsigned long long)calls, (unsigned long long)paths);
+    frame_as(out, "frame merged", attrs, name, NULL, -1, x, w, y, stats, 1);
 }
 
 /* ---- flame graph -------------------------------------------------------- */
@@ -176,85 +224,190 @@ static int flame_graph(FILE *out, const sp_profile *profile, const sp_export_opt
                  profile->path ? profile->path : "profile");
         return -1;
     }
-    /* Depth, x offset (ns from the left edge) per node; parents come first. */
+    /* Depth and x offset (ns from the left edge) per node, parents first;
+     * a child narrower than a pixel is not placed (x = -1) but added to its
+     * parent's merged block, drawn after the wide children, with its whole
+     * subtree (for unplaced nodes next_x holds the owner of their block). */
     size_t n = tree.n;
-    int64_t *x = malloc(n * sizeof *x), *next_x = malloc(n * sizeof *next_x);
+    int64_t *x = malloc(n * sizeof *x), *next_x = malloc((n + 1) * sizeof *next_x);
     uint32_t *depth = malloc(n * sizeof *depth);
-    if (!x || !next_x || !depth) {
-        free(x), free(next_x), free(depth);
+    merge_block *merged = calloc(n + 1, sizeof *merged); /* [n]: the top level */
+    if (!x || !next_x || !depth || !merged) {
+        free(x), free(next_x), free(depth), free(merged);
         sp_path_tree_free(&tree);
         snprintf(err, errlen, "out of memory laying out the flame graph");
         return -1;
     }
     int64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        if (tree.nodes[i].parent < 0)
+            total += tree.nodes[i].inclusive_ns;
+    double scale = total > 0 ? 1.0 / (double)total : 0;
     uint32_t max_depth = 0;
+    next_x[n] = 0;
     for (size_t i = 0; i < n; i++) {
         const sp_path_node *nd = &tree.nodes[i];
-        if (nd->parent < 0) {
-            depth[i] = 0;
-            x[i] = total;
-            total += nd->inclusive_ns;
-        } else {
-            depth[i] = depth[nd->parent] + 1;
-            x[i] = next_x[nd->parent];
-            next_x[nd->parent] += nd->inclusive_ns;
+        size_t up = nd->parent < 0 ? n : (size_t)nd->parent;
+        depth[i] = nd->parent < 0 ? 0 : depth[nd->parent] + 1;
+        x[i] = -1;
+        next_x[i] = 0;
+        if (up < n && x[up] < 0) {
+            /* inside a merged block: counted there (next_x holds its owner) */
+            next_x[i] = next_x[up];
+            merged[next_x[i]].paths++;
+            merged[next_x[i]].calls += nd->calls;
+            continue;
         }
+        if (narrow((double)nd->inclusive_ns * scale)) {
+            merged[up].paths++;
+            merged[up].calls += nd->calls;
+            merged[up].ns += nd->inclusive_ns;
+            next_x[i] = (int64_t)up;
+            continue;
+        }
+        x[i] = next_x[up];
+        next_x[up] += nd->inclusive_ns;
         next_x[i] = x[i];
         if (depth[i] > max_depth)
             max_depth = depth[i];
     }
-    double scale = total > 0 ? 1.0 / (double)total : 0;
-    double height = HEADER + (max_depth + 1) * ROW + 2 * MARGIN;
+    double height = HEADER + (max_depth + 2) * ROW + 2 * MARGIN;
     char title[600];
     snprintf(title, sizeof title, "Flame graph - %s", sp_export_label(profile, options));
     header(out, height, title);
-    for (size_t i = 0; i < n; i++) {
-        const sp_path_node *nd = &tree.nodes[i];
-        char stats[200];
-        snprintf(stats, sizeof stats, "calls %llu, inclusive %.6g ms, exclusive %.6g ms",
-                 (unsigned long long)nd->calls, nd->inclusive_ns / 1e6, nd->exclusive_ns / 1e6);
-        double y = height - MARGIN - (depth[i] + 1) * ROW;
-        frame(out, profile->names[nd->value], nd->source_file, nd->source_line,
-              (double)x[i] * scale, (double)nd->inclusive_ns * scale, y, stats);
+    size_t drawn = 0;
+    for (size_t i = 0; i <= n; i++) {
+        const merge_block *m = &merged[i];
+        if (i < n && x[i] >= 0) {
+            const sp_path_node *nd = &tree.nodes[i];
+            char stats[200];
+            snprintf(stats, sizeof stats, "calls %llu, inclusive %.6g ms, exclusive %.6g ms",
+                     (unsigned long long)nd->calls, nd->inclusive_ns / 1e6,
+                     nd->exclusive_ns / 1e6);
+            double y = height - MARGIN - (depth[i] + 1) * ROW;
+            frame(out, profile->names[nd->value], nd->source_file, nd->source_line,
+                  (double)x[i] * scale, (double)nd->inclusive_ns * scale, y, stats);
+            drawn++;
+        }
+        if (m->paths && (i == n || x[i] >= 0)) {
+            /* after the wide children: at the parent's next_x */
+            uint32_t d = i == n ? 0 : depth[i] + 1;
+            double y = height - MARGIN - (d + 1) * ROW;
+            merged_frame(out, m->calls, m->paths, m->ns, (double)next_x[i] * scale,
+                         (double)m->ns * scale, y);
+            drawn++;
+        }
     }
     fputs("</svg>\n", out);
-    sp_export_warn_events(options, n, "flame graph");
-    free(x), free(next_x), free(depth);
+    sp_export_warn_events(options, drawn, "flame graph");
+    free(x), free(next_x), free(depth), free(merged);
     sp_path_tree_free(&tree);
     return 0;
 }
 
 /* ---- flame chart -------------------------------------------------------- */
 
+/* Adjacent calls of one depth narrower than a pixel, merged (x fractions). */
+typedef struct chart_block {
+    int active;
+    double x0, x1;
+    uint64_t calls;
+} chart_block;
+
 typedef struct chart_pass {
     FILE *out;               /* NULL in the measuring pass */
     const sp_profile *profile;
     const sp_rank_data *data;
-    int64_t origin;
+    int64_t origin;          /* left edge of the drawing (--from, else first call) */
+    int64_t run_origin;      /* hover times count from the run start */
     double span;             /* ns across the drawing width */
     double top;              /* y of the current band */
     uint32_t max_depth;      /* of the current lane */
-    uint64_t frames;
+    uint64_t frames;         /* frames written */
+    chart_block *blocks;     /* per depth of the current lane */
+    size_t num_blocks;
+    uint32_t hidden_below;   /* calls deeper than this are inside a merged block */
+    int failed;              /* out of memory */
 } chart_pass;
+
+#define NOT_HIDING UINT32_MAX
+
+static void chart_flush(chart_pass *c, uint32_t d)
+{
+    chart_block *b = &c->blocks[d];
+    if (!b->active)
+        return;
+    if (c->out)
+        merged_frame(c->out, b->calls, 0, (int64_t)((b->x1 - b->x0) * c->span), b->x0,
+                     b->x1 - b->x0, c->top + d * ROW);
+    c->frames++;
+    b->active = 0;
+}
+
+static void chart_flush_all(chart_pass *c)
+{
+    for (size_t d = 0; d < c->num_blocks; d++)
+        chart_flush(c, (uint32_t)d);
+}
 
 static int chart_open(void *ctx, size_t i)
 {
     chart_pass *c = ctx;
     const sp_calls *calls = &c->data->calls;
-    if (calls->depth[i] > c->max_depth)
-        c->max_depth = calls->depth[i];
+    uint32_t d = calls->depth[i];
+    if (d > c->max_depth)
+        c->max_depth = d;
+    if (c->hidden_below != NOT_HIDING && d > c->hidden_below) {
+        c->blocks[c->hidden_below].calls++;
+        return 0;
+    }
+    c->hidden_below = NOT_HIDING;
+    /* Clipped to the window: --from/--to keep calls that intersect it. */
+    double x0 = (double)(calls->start[i] - c->origin) / c->span;
+    double x1 = (double)(calls->end[i] - c->origin) / c->span;
+    if (x0 < 0)
+        x0 = 0;
+    if (x1 > 1)
+        x1 = 1;
+    if (x1 < x0)
+        x1 = x0;
+    if (d >= c->num_blocks) {
+        size_t cap = c->num_blocks ? c->num_blocks : 64;
+        while (cap <= d)
+            cap *= 2;
+        chart_block *grown = realloc(c->blocks, cap * sizeof *grown);
+        if (!grown) {
+            c->failed = 1;
+            return 1;
+        }
+        memset(grown + c->num_blocks, 0, (cap - c->num_blocks) * sizeof *grown);
+        c->blocks = grown;
+        c->num_blocks = cap;
+    }
+    chart_block *b = &c->blocks[d];
+    if (narrow(x1 - x0)) {
+        if (b->active && narrow(x0 - b->x1)) {
+            if (x1 > b->x1)
+                b->x1 = x1;
+            b->calls++;
+        } else {
+            chart_flush(c, d);
+            *b = (chart_block){1, x0, x1, 1};
+        }
+        c->hidden_below = d;
+        return 0;
+    }
+    chart_flush(c, d);
     c->frames++;
     if (!c->out)
         return 0;
     const sp_row *row = sp_rank_data_row(c->profile, c->data, i);
     char stats[200];
     snprintf(stats, sizeof stats, "start %.6g ms, duration %.6g ms, exclusive %.6g ms",
-             (calls->start[i] - c->origin) / 1e6, (calls->end[i] - calls->start[i]) / 1e6,
+             (calls->start[i] - c->run_origin) / 1e6, (calls->end[i] - calls->start[i]) / 1e6,
              calls->exclusive[i] / 1e6);
     frame(c->out, c->profile->names[calls->region[i]], row ? row->source_file : "",
-          row ? row->source_line : -1, (double)(calls->start[i] - c->origin) / c->span,
-          (double)(calls->end[i] - calls->start[i]) / c->span, c->top + calls->depth[i] * ROW,
-          stats);
+          row ? row->source_line : -1, x0, x1 - x0, c->top + d * ROW, stats);
     return 0;
 }
 
@@ -272,7 +425,7 @@ static int chart_rank_pass(chart_pass *c, const sp_selection *sel, uint32_t rank
         return -1;
     }
     c->data = &data;
-    for (size_t l = 0; l < walk.num_lanes; l++) {
+    for (size_t l = 0; l < walk.num_lanes && !c->failed; l++) {
         if (c->out) {
             char label[512] = "";
             if (data.calls.lane)
@@ -284,11 +437,18 @@ static int chart_rank_pass(chart_pass *c, const sp_selection *sel, uint32_t rank
         }
         c->top = *y + ROW;
         c->max_depth = 0;
+        c->hidden_below = NOT_HIDING;
         sp_lane_walk_visit(&walk, &data.calls, l, chart_open, NULL, c);
+        if (!c->failed)
+            chart_flush_all(c);
         *y += ROW * (c->max_depth + 2) + 4;
     }
     sp_lane_walk_free(&walk);
     sp_rank_data_free(&data);
+    if (c->failed) {
+        snprintf(err, errlen, "out of memory drawing rank %u", rank);
+        return -1;
+    }
     return 0;
 }
 
@@ -296,7 +456,9 @@ static int flame_chart(FILE *out, const sp_profile *profile, const sp_export_opt
                        const uint32_t *ranks, long num_ranks, char *err, size_t errlen)
 {
     const sp_selection *sel = options ? options->selection : NULL;
-    chart_pass c = {.profile = profile, .origin = sp_selection_first_start(profile, sel)};
+    int64_t run_origin = sp_profile_origin_ns(profile);
+    chart_pass c = {.profile = profile, .origin = sp_selection_first_start(profile, sel),
+                    .run_origin = run_origin};
     int64_t last = c.origin;
     for (size_t r = 0; r < profile->num_rows; r++) {
         const sp_row *row = &profile->rows[r];
@@ -306,34 +468,45 @@ static int flame_chart(FILE *out, const sp_profile *profile, const sp_export_opt
             if (profile->end[e] > last)
                 last = profile->end[e];
     }
+    /* --from/--to: the drawing is the window itself (calls cut at its edges). */
+    if (sel && sel->has_from) {
+        int64_t from = run_origin + (int64_t)(sel->from_s * 1e9);
+        if (from > c.origin && from < last)
+            c.origin = from;
+    }
     if (sel && sel->has_to) {
-        int64_t to = sp_profile_origin_ns(profile) + (int64_t)(sel->to_s * 1e9);
+        int64_t to = run_origin + (int64_t)(sel->to_s * 1e9);
         if (to < last && to > c.origin)
             last = to;
     }
     c.span = last > c.origin ? (double)(last - c.origin) : 1.0;
     double y = HEADER;
-    for (long k = 0; k < num_ranks; k++)
-        if (chart_rank_pass(&c, sel, ranks[k], &y, err, errlen) < 0)
-            return -1;
-    if (c.frames == 0) {
+    int rc = 0;
+    for (long k = 0; k < num_ranks && rc == 0; k++)
+        rc = chart_rank_pass(&c, sel, ranks[k], &y, err, errlen);
+    if (rc == 0 && c.frames == 0) {
         snprintf(err, errlen, "%s: no calls recorded for the selected ranks and filters",
                  profile->path ? profile->path : "profile");
-        return -1;
+        rc = -1;
     }
-    char title[600];
-    snprintf(title, sizeof title, "Flame chart - %s (%.6g ms)", sp_export_label(profile, options),
-             c.span / 1e6);
-    header(out, y + MARGIN, title);
-    c.out = out;
-    c.frames = 0;
-    y = HEADER;
-    for (long k = 0; k < num_ranks; k++)
-        if (chart_rank_pass(&c, sel, ranks[k], &y, err, errlen) < 0)
-            return -1;
-    fputs("</svg>\n", out);
-    sp_export_warn_events(options, c.frames, "flame chart");
-    return 0;
+    if (rc == 0) {
+        char title[600];
+        snprintf(title, sizeof title, "Flame chart - %s (%.6g ms from %.6g ms)",
+                 sp_export_label(profile, options), c.span / 1e6,
+                 (c.origin - run_origin) / 1e6);
+        header(out, y + MARGIN, title);
+        c.out = out;
+        c.frames = 0;
+        y = HEADER;
+        for (long k = 0; k < num_ranks && rc == 0; k++)
+            rc = chart_rank_pass(&c, sel, ranks[k], &y, err, errlen);
+    }
+    if (rc == 0) {
+        fputs("</svg>\n", out);
+        sp_export_warn_events(options, c.frames, "flame chart");
+    }
+    free(c.blocks);
+    return rc;
 }
 
 int sp_flame_svg(FILE *out, const sp_profile *profile, const sp_export_options *options,

@@ -28,7 +28,8 @@ SRC_RULES = {
     "report": {"model", "callstack", "h5", "analysis"},
     "export": {"model", "callstack", "h5", "analysis", "report"},
     "diff": {"model", "callstack", "h5", "analysis", "report", "export"},
-    "cli": {"model", "callstack", "h5", "capture", "analysis", "report", "export", "diff"},
+    "html": {"model", "callstack", "h5", "analysis", "report", "export"},
+    "cli": {"model", "callstack", "h5", "capture", "analysis", "report", "export", "diff", "html"},
 }
 # preload/ layers, bottom to top; each may use those below it and src/model
 # (the capture and spill formats it hands over).

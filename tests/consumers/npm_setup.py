@@ -1,5 +1,6 @@
-"""Install speedscope and ajv from the npm registry into a cache directory
-(once); returns its node_modules, or skips the test when npm cannot."""
+"""Install npm packages (speedscope and ajv, or those given) from the npm
+registry into a cache directory (once); returns its node_modules, or skips
+the test when npm cannot."""
 import fcntl
 import os
 import shutil
@@ -10,7 +11,8 @@ from common import skip
 PACKAGES = ["speedscope@1", "ajv@8"]
 
 
-def node_modules():
+def node_modules(packages=None):
+    packages = packages or PACKAGES
     cache = os.environ.get("NPM_CACHE_DIR")
     if not cache:
         skip("NPM_CACHE_DIR is not set")
@@ -20,10 +22,10 @@ def node_modules():
         skip("node/npm not installed")
     with open(os.path.join(cache, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # tests may run in parallel
-        ready = all(os.path.isdir(os.path.join(modules, p.split("@")[0])) for p in PACKAGES)
+        ready = all(os.path.isdir(os.path.join(modules, p.split("@")[0])) for p in packages)
         if not ready:
             r = subprocess.run(["npm", "install", "--prefix", cache, "--no-audit", "--no-fund",
-                                "--silent", *PACKAGES], capture_output=True, text=True,
+                                "--silent", *packages], capture_output=True, text=True,
                                timeout=600)
             if r.returncode != 0:
                 skip("npm install failed (no registry?): " + r.stderr[-500:])
