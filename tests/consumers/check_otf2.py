@@ -309,6 +309,21 @@ if files is not None:
     truth = make_profile.truth_from_h5(files)
     archive_dir, enters = check("mpi_calls", files, truth, ranks_expected=4)
     check_mpi_calls(os.path.join(archive_dir, "traces.otf2"), 4)
+    # --ranks 1,2: only messages between them (and to self) remain, their
+    # peers numbered among the exported ranks (rank 1 is 0, rank 2 is 1).
+    sub = os.path.join(d, "mpi_calls_12_otf2")
+    scopeprof("export", "otf2", *files, "--ranks", "1,2", "-o", sub)
+    records = mpi_records(os.path.join(sub, "traces.otf2"))
+    peers = collections.Counter((r, k, re.match(r"(?:Receiver|Sender): (\d+)", t).group(1))
+                                for r, recs in records.items() for k, t, _ in recs
+                                if k in ("MPI_SEND", "MPI_RECV"))
+    want = {(1, "MPI_SEND", "1"): 4, (1, "MPI_SEND", "0"): 1, (1, "MPI_RECV", "0"): 1,
+            (2, "MPI_RECV", "0"): 4, (2, "MPI_RECV", "1"): 1, (2, "MPI_SEND", "1"): 1}
+    colls = sum(1 for recs in records.values() for k, _, _ in recs if k.startswith("MPI_COLL"))
+    if peers != want or colls != 2 * 2 * 16:
+        fail(f"mpi_calls --ranks 1,2: messages {dict(peers)}, expected {want}; "
+             f"{colls} collective records")
+    print("ok: mpi_calls --ranks 1,2: 6 sends, 6 receives between the two, 64 collective records")
     done += 1
 # A region named MPI_* (as MPI call recording names them) has the MPI
 # paradigm: a program built here, 2 x step > MPI_Allreduce.
