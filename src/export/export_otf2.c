@@ -7,6 +7,9 @@
  * ENTER and a LEAVE on its lane's timeline, in nanoseconds on the aligned
  * time axis of the other exports (sp_rank_data_load applies the rank clock
  * offsets).  Regions carry the source file and line of their call site.
+ * Recorded MPI calls add OTF2's MPI records (docs/otf2.md "MPI events"):
+ * MpiSend / MpiRecv inside point-to-point calls, MpiCollectiveBegin/End
+ * inside blocking collectives, with the communicators they name.
  *
  * Built only with Debian's libotf2 (libotf2-trace-dev): the command links
  * it, the shim never does.  Without it sp_export_otf2 says how to get it. */
@@ -20,6 +23,7 @@
 
 #include "scopeprof/export.h"
 #include "scopeprof_config.h"
+#include "mpi_flows.h"
 
 #ifndef SP_HAVE_OTF2
 
@@ -97,6 +101,315 @@ static void strings_free(strings *s)
     free(s->text);
 }
 
+
+/* ---- MPI events ------------------------------------------------------ */
+
+/* Blocking collectives by their C binding; the non-blocking MPI_I... forms
+ * complete in a later call and stay plain ENTER/LEAVE. */
+static const struct {
+    const char *name;
+    OTF2_CollectiveOp op;
+    int rooted;
+} collectives[] = {
+    {"MPI_Barrier", OTF2_COLLECTIVE_OP_BARRIER, 0},
+    {"MPI_Bcast", OTF2_COLLECTIVE_OP_BCAST, 1},
+    {"MPI_Gather", OTF2_COLLECTIVE_OP_GATHER, 1},
+    {"MPI_Gatherv", OTF2_COLLECTIVE_OP_GATHERV, 1},
+    {"MPI_Scatter", OTF2_COLLECTIVE_OP_SCATTER, 1},
+    {"MPI_Scatterv", OTF2_COLLECTIVE_OP_SCATTERV, 1},
+    {"MPI_Allgather", OTF2_COLLECTIVE_OP_ALLGATHER, 0},
+    {"MPI_Allgatherv", OTF2_COLLECTIVE_OP_ALLGATHERV, 0},
+    {"MPI_Alltoall", OTF2_COLLECTIVE_OP_ALLTOALL, 0},
+    {"MPI_Alltoallv", OTF2_COLLECTIVE_OP_ALLTOALLV, 0},
+    {"MPI_Alltoallw", OTF2_COLLECTIVE_OP_ALLTOALLW, 0},
+    {"MPI_Allreduce", OTF2_COLLECTIVE_OP_ALLREDUCE, 0},
+    {"MPI_Reduce", OTF2_COLLECTIVE_OP_REDUCE, 1},
+    {"MPI_Reduce_scatter", OTF2_COLLECTIVE_OP_REDUCE_SCATTER, 0},
+    {"MPI_Reduce_scatter_block", OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK, 0},
+    {"MPI_Scan", OTF2_COLLECTIVE_OP_SCAN, 0},
+    {"MPI_Exscan", OTF2_COLLECTIVE_OP_EXSCAN, 0},
+};
+#define NUM_COLLECTIVES (sizeof collectives / sizeof collectives[0])
+
+/* Communicator 0 is MPI_COMM_WORLD, whose ranks are the exported ranks
+ * with calls, in rank order (its "rank" k is the k-th of them).  The files
+ * name point-to-point peers as world ranks, so messages are put on
+ * MPI_COMM_WORLD whatever communicator they used (OTF2 matches them by
+ * sender, receiver, communicator and tag, which stays unambiguous).  A
+ * sub-communicator is known only by the hash of its members, so its
+ * members are taken to be the ranks that called a collective on it, in
+ * world rank order (MPI_Comm_split with the world rank as key). */
+typedef struct mpi_events {
+    int on;                       /* the profile has the MPI columns */
+    const sp_profile *p;
+    int *collective_of;           /* per region name: index into collectives, -1 */
+    uint32_t *member_rank;        /* world index -> rank */
+    size_t num_members;
+    int64_t *index_of_rank;       /* rank -> world index, -1 */
+    uint64_t *location_of;        /* world index -> location of its MPI events */
+    int64_t *comm_id;             /* per communicator ref (0: world) */
+    size_t num_comms;
+    unsigned char *is_member;     /* num_comms x num_members */
+    sp_mpi_flows flows;
+    uint64_t *send_of_message;    /* flow id -> send event */
+    uint64_t sends, recvs, collective_calls;
+} mpi_events;
+
+static int64_t extra(const mpi_events *m, int column, uint64_t e)
+{
+    return m->p->extra[column] ? m->p->extra[column][e] : -1;
+}
+
+static int64_t comm_ref(const mpi_events *m, int64_t id)
+{
+    for (size_t k = 0; k < m->num_comms; k++)
+        if (m->comm_id[k] == id)
+            return (int64_t)k;
+    return -1;
+}
+
+/* Rank of world index `member` within communicator ref c, -1 if none. */
+static int64_t rank_in_comm(const mpi_events *m, size_t c, int64_t member)
+{
+    if (member < 0)
+        return -1;
+    int64_t k = 0;
+    for (size_t j = 0; j < m->num_members; j++) {
+        if (!m->is_member[c * m->num_members + j])
+            continue;
+        if ((int64_t)j == member)
+            return k;
+        k++;
+    }
+    return -1;
+}
+
+static int64_t world_index(const mpi_events *m, int64_t rank)
+{
+    return rank >= 0 && rank < (int64_t)m->p->num_ranks ? m->index_of_rank[rank] : -1;
+}
+
+static void mpi_events_free(mpi_events *m)
+{
+    free(m->collective_of);
+    free(m->member_rank);
+    free(m->index_of_rank);
+    free(m->location_of);
+    free(m->comm_id);
+    free(m->is_member);
+    free(m->send_of_message);
+    sp_mpi_flows_free(&m->flows);
+    *m = (mpi_events){0};
+}
+
+/* The pass before writing: which ranks and events are exported, the
+ * communicators they use, and which send each receive completes. */
+static int mpi_events_build(mpi_events *m, const sp_profile *p, const sp_selection *sel,
+                            const uint32_t *ranks, long num_ranks, char *err, size_t errlen)
+{
+    *m = (mpi_events){.p = p};
+    m->on = p->extra[SP_EXTRA_MPI_COMM] != NULL;
+    if (!m->on)
+        return 0;
+    size_t nr = p->num_ranks ? p->num_ranks : 1;
+    unsigned char *kept = calloc(p->num_events ? p->num_events : 1, 1);
+    m->collective_of = malloc((p->num_names ? p->num_names : 1) * sizeof *m->collective_of);
+    m->member_rank = malloc((num_ranks > 0 ? (size_t)num_ranks : 1) * sizeof *m->member_rank);
+    m->index_of_rank = malloc(nr * sizeof *m->index_of_rank);
+    m->location_of = malloc((num_ranks > 0 ? (size_t)num_ranks : 1) * sizeof *m->location_of);
+    m->comm_id = malloc(sizeof *m->comm_id);
+    int rc = 0;
+    if (!kept || !m->collective_of || !m->member_rank || !m->index_of_rank || !m->location_of ||
+        !m->comm_id)
+        goto oom;
+    for (size_t r = 0; r < p->num_names; r++) {
+        m->collective_of[r] = -1;
+        for (size_t k = 0; k < NUM_COLLECTIVES; k++)
+            if (!strcmp(p->names[r], collectives[k].name))
+                m->collective_of[r] = (int)k;
+    }
+    for (size_t r = 0; r < nr; r++)
+        m->index_of_rank[r] = -1;
+    for (long k = 0; k < num_ranks; k++) {
+        sp_rank_data data;
+        if (sp_rank_data_load(p, ranks[k], sel, &data, err, errlen) < 0) {
+            rc = -1;
+            break;
+        }
+        for (size_t i = 0; i < data.calls.n; i++)
+            kept[data.event[i]] = 1;
+        if (data.calls.n && ranks[k] < nr) {
+            m->index_of_rank[ranks[k]] = (int64_t)m->num_members;
+            m->location_of[m->num_members] = UINT64_MAX;
+            m->member_rank[m->num_members++] = ranks[k];
+        }
+        sp_rank_data_free(&data);
+    }
+    if (rc < 0)
+        goto out;
+    /* Communicators: world first, then the others in order of first use. */
+    m->comm_id[0] = 0;
+    m->num_comms = 1;
+    const int64_t *comm = p->extra[SP_EXTRA_MPI_COMM];
+    for (size_t e = 0; e < p->num_events; e++) {
+        if (!kept[e] || comm[e] <= 0 || comm_ref(m, comm[e]) >= 0)
+            continue;
+        int64_t *grown = realloc(m->comm_id, (m->num_comms + 1) * sizeof *grown);
+        if (!grown)
+            goto oom;
+        m->comm_id = grown;
+        m->comm_id[m->num_comms++] = comm[e];
+    }
+    m->is_member = calloc(m->num_comms * (m->num_members ? m->num_members : 1), 1);
+    if (!m->is_member)
+        goto oom;
+    for (size_t j = 0; j < m->num_members; j++)
+        m->is_member[j] = 1;
+    for (size_t r = 0; r < p->num_rows; r++) {
+        const sp_row *row = &p->rows[r];
+        int64_t member = world_index(m, row->rank);
+        if (member < 0 || row->region >= p->num_names || m->collective_of[row->region] < 0)
+            continue;
+        for (uint64_t k = 0; k < row->count; k++) {
+            uint64_t e = row->offset + k;
+            int64_t c = kept[e] && comm[e] > 0 ? comm_ref(m, comm[e]) : -1;
+            if (c > 0)
+                m->is_member[(size_t)c * m->num_members + (size_t)member] = 1;
+        }
+    }
+    if (sp_mpi_flows_build(p, kept, &m->flows) != 0)
+        goto oom;
+    m->send_of_message = malloc((m->flows.messages + 1) * sizeof *m->send_of_message);
+    if (!m->send_of_message)
+        goto oom;
+    for (size_t k = 0; k < m->flows.num_ends; k++)
+        if (m->flows.ends[k].send)
+            m->send_of_message[m->flows.ends[k].id] = m->flows.ends[k].event;
+    goto out;
+oom:
+    snprintf(err, errlen, "out of memory");
+    rc = -1;
+out:
+    free(kept);
+    if (rc < 0)
+        mpi_events_free(m);
+    return rc;
+}
+
+static uint64_t bytes(int64_t v)
+{
+    return v > 0 ? (uint64_t)v : 0;
+}
+
+/* At the start of call i (event e): the message it sends, the collective
+ * it begins. */
+static OTF2_ErrorCode mpi_enter(mpi_events *m, OTF2_EvtWriter *w, uint64_t t, uint32_t region,
+                                uint64_t e, uint64_t *written)
+{
+    if (!m->on || extra(m, SP_EXTRA_MPI_COMM, e) < 0)
+        return OTF2_SUCCESS;
+    if (m->collective_of[region] >= 0) {
+        m->collective_calls++;
+        (*written)++;
+        return OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, t);
+    }
+    int64_t peer = extra(m, SP_EXTRA_MPI_PEER, e), tag = extra(m, SP_EXTRA_MPI_TAG, e);
+    int64_t receiver = world_index(m, peer);
+    if (receiver < 0 || tag < 0 || tag > UINT32_MAX)
+        return OTF2_SUCCESS; /* no message, or to a rank not exported */
+    m->sends++;
+    (*written)++;
+    return OTF2_EvtWriter_MpiSend(w, NULL, t, (uint32_t)receiver, 0, (uint32_t)tag,
+                                  bytes(extra(m, SP_EXTRA_MPI_SENT_BYTES, e)));
+}
+
+/* At the end of call i: the message it receives (its length the paired
+ * send's, else the posted buffer's), the collective it ends. */
+static OTF2_ErrorCode mpi_leave(mpi_events *m, OTF2_EvtWriter *w, uint64_t t, uint32_t region,
+                                uint64_t e, uint64_t *written)
+{
+    if (!m->on || extra(m, SP_EXTRA_MPI_COMM, e) < 0)
+        return OTF2_SUCCESS;
+    int k = m->collective_of[region];
+    if (k >= 0) {
+        int64_t c = comm_ref(m, extra(m, SP_EXTRA_MPI_COMM, e));
+        int64_t root = collectives[k].rooted && c >= 0
+                           ? rank_in_comm(m, (size_t)c, world_index(m, extra(m, SP_EXTRA_MPI_PEER, e)))
+                           : -1;
+        (*written)++;
+        return OTF2_EvtWriter_MpiCollectiveEnd(
+            w, NULL, t, collectives[k].op, c >= 0 ? (OTF2_CommRef)c : OTF2_UNDEFINED_COMM,
+            root >= 0 ? (uint32_t)root : OTF2_UNDEFINED_UINT32,
+            bytes(extra(m, SP_EXTRA_MPI_SENT_BYTES, e)), bytes(extra(m, SP_EXTRA_MPI_RECV_BYTES, e)));
+    }
+    int64_t sender = world_index(m, extra(m, SP_EXTRA_MPI_SOURCE, e));
+    int64_t tag = extra(m, SP_EXTRA_MPI_RECV_TAG, e);
+    if (sender < 0 || tag < 0 || tag > UINT32_MAX)
+        return OTF2_SUCCESS;
+    uint64_t length = bytes(extra(m, SP_EXTRA_MPI_RECV_BYTES, e));
+    size_t n = 0;
+    const sp_mpi_flow_end *f = sp_mpi_flows_at(&m->flows, e, &n);
+    for (size_t j = 0; j < n; j++)
+        if (!f[j].send)
+            length = bytes(extra(m, SP_EXTRA_MPI_SENT_BYTES, m->send_of_message[f[j].id]));
+    m->recvs++;
+    (*written)++;
+    return OTF2_EvtWriter_MpiRecv(w, NULL, t, (uint32_t)sender, 0, (uint32_t)tag, length);
+}
+
+/* Groups and communicators: group 0 the location of each world rank's MPI
+ * events (OTF2's COMM_LOCATIONS), group 1 + c the members of communicator
+ * c as indices into it. */
+static OTF2_ErrorCode mpi_definitions(OTF2_GlobalDefWriter *g, const mpi_events *m,
+                                      uint64_t first_string)
+{
+    if (!m->on || m->num_members == 0)
+        return OTF2_SUCCESS;
+    uint64_t *members = malloc(m->num_members * sizeof *members);
+    if (!members)
+        return OTF2_ERROR_MEM_ALLOC_FAILED;
+    for (size_t j = 0; j < m->num_members; j++)
+        members[j] = m->location_of[j];
+    OTF2_ErrorCode e = OTF2_GlobalDefWriter_WriteGroup(
+        g, 0, (OTF2_StringRef)first_string, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
+        OTF2_GROUP_FLAG_NONE, (uint32_t)m->num_members, members);
+    for (size_t c = 0; e == OTF2_SUCCESS && c < m->num_comms; c++) {
+        uint32_t n = 0;
+        for (size_t j = 0; j < m->num_members; j++)
+            if (m->is_member[c * m->num_members + j])
+                members[n++] = j;
+        e = OTF2_GlobalDefWriter_WriteGroup(g, (OTF2_GroupRef)(1 + c),
+                                            (OTF2_StringRef)(first_string + 1 + c),
+                                            OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
+                                            OTF2_GROUP_FLAG_NONE, n, members);
+        if (e == OTF2_SUCCESS)
+            e = OTF2_GlobalDefWriter_WriteComm(g, (OTF2_CommRef)c,
+                                               (OTF2_StringRef)(first_string + 1 + c),
+                                               (OTF2_GroupRef)(1 + c),
+                                               c ? 0 : OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
+    }
+    free(members);
+    return e;
+}
+
+/* Their names, among the strings. */
+static int mpi_strings(strings *s, const mpi_events *m, uint64_t *first)
+{
+    *first = s->n;
+    if (!m->on || m->num_members == 0)
+        return 0;
+    if (string_add(s, "MPI ranks") < 0 || string_add(s, "MPI_COMM_WORLD") < 0)
+        return -1;
+    for (size_t c = 1; c < m->num_comms; c++) {
+        char name[64];
+        snprintf(name, sizeof name, "MPI communicator %016llx",
+                 (unsigned long long)m->comm_id[c]);
+        if (string_add(s, name) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 typedef struct location {
     uint32_t rank;
     uint64_t name; /* string id */
@@ -112,6 +425,10 @@ typedef struct writer {
     uint64_t first_ts, last_ts; /* of the whole archive */
     uint64_t written;
     OTF2_ErrorCode status;
+    const sp_rank_data *data;
+    mpi_events *mpi;
+    uint64_t location;   /* of the lane being written */
+    int mpi_seen;        /* this rank has written an MPI event */
 } writer;
 
 static uint64_t stamp(writer *w, int64_t ns)
@@ -128,20 +445,43 @@ static uint64_t stamp(writer *w, int64_t ns)
     return t;
 }
 
+/* A rank's MPI events are on the lane of its first one (COMM_LOCATIONS
+ * has one location per rank); without any, on its first lane. */
+static void mark_mpi_location(writer *w, uint64_t before)
+{
+    int64_t j = w->mpi->on ? world_index(w->mpi, w->data->rank) : -1;
+    if (j < 0)
+        return;
+    if (w->mpi->location_of[j] == UINT64_MAX || (w->written > before && !w->mpi_seen))
+        w->mpi->location_of[j] = w->location;
+    if (w->written > before)
+        w->mpi_seen = 1;
+}
+
 static int enter_call(void *ctx, size_t i)
 {
     writer *w = ctx;
-    w->status = OTF2_EvtWriter_Enter(w->events, NULL, stamp(w, w->calls->start[i]),
-                                     w->calls->region[i]);
+    uint64_t t = stamp(w, w->calls->start[i]);
+    w->status = OTF2_EvtWriter_Enter(w->events, NULL, t, w->calls->region[i]);
     w->written++;
+    uint64_t before = w->written;
+    if (w->status == OTF2_SUCCESS)
+        w->status = mpi_enter(w->mpi, w->events, t, w->calls->region[i],
+                              w->data->event[i], &w->written);
+    mark_mpi_location(w, before);
     return w->status != OTF2_SUCCESS;
 }
 
 static int leave_call(void *ctx, size_t i)
 {
     writer *w = ctx;
-    w->status = OTF2_EvtWriter_Leave(w->events, NULL, stamp(w, w->calls->end[i]),
-                                     w->calls->region[i]);
+    uint64_t t = stamp(w, w->calls->end[i]);
+    uint64_t before = w->written;
+    w->status = mpi_leave(w->mpi, w->events, t, w->calls->region[i], w->data->event[i],
+                          &w->written);
+    mark_mpi_location(w, before);
+    if (w->status == OTF2_SUCCESS)
+        w->status = OTF2_EvtWriter_Leave(w->events, NULL, t, w->calls->region[i]);
     w->written++;
     return w->status != OTF2_SUCCESS;
 }
@@ -215,6 +555,8 @@ static int write_rank(writer *w, const sp_profile *profile, const sp_rank_data *
     if (order)
         qsort(order, walk.num_lanes, sizeof *order, compare_lane_index);
     w->calls = c;
+    w->data = data;
+    w->mpi_seen = 0;
     for (size_t k = 0; rc == 0 && k < walk.num_lanes; k++) {
         size_t t = order[k];
         if (walk.lane_calls[t] == 0)
@@ -252,6 +594,7 @@ static int write_rank(writer *w, const sp_profile *profile, const sp_rank_data *
         }
         w->last = 0;
         w->written = 0;
+        w->location = id;
         w->status = OTF2_SUCCESS;
         sp_lane_walk_visit(&walk, c, t, enter_call, leave_call, w);
         OTF2_ErrorCode closed = OTF2_Archive_CloseEvtWriter(w->archive, w->events);
@@ -318,6 +661,12 @@ static int write_definitions(OTF2_GlobalDefWriter *g, const sp_profile *profile,
         }
         last_rank = locs[k].rank;
     }
+    uint64_t first_mpi_string;
+    if (mpi_strings(s, w->mpi, &first_mpi_string) < 0) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+        goto out;
+    }
 
     OTF2_ErrorCode e = OTF2_GlobalDefWriter_WriteClockProperties(
         g, 1000000000u, w->first_ts, w->last_ts - w->first_ts + 1, OTF2_UNDEFINED_TIMESTAMP);
@@ -350,6 +699,8 @@ static int write_definitions(OTF2_GlobalDefWriter *g, const sp_profile *profile,
                                                    OTF2_LOCATION_TYPE_CPU_THREAD,
                                                    locs[k].events, locs[k].rank);
     }
+    if (e == OTF2_SUCCESS)
+        e = mpi_definitions(g, w->mpi, first_mpi_string);
     if (e != OTF2_SUCCESS)
         rc = fail_otf2(err, errlen, "writing definitions", e);
 out:
@@ -467,10 +818,14 @@ int sp_export_otf2(const char *dir, const sp_profile *profile, const sp_export_o
 
     /* Aligned clocks may precede 0 on some rank: shift them all. */
     int64_t origin = sp_selection_first_start(profile, sel);
+    mpi_events mpi = {0};
+    if (rc == 0 && mpi_events_build(&mpi, profile, sel, ranks, num_ranks, err, errlen) < 0)
+        rc = -1;
     writer w = {.archive = archive,
                 .shift = origin < 0 ? (uint64_t)-origin : 0,
                 .first_ts = UINT64_MAX,
-                .last_ts = 0};
+                .last_ts = 0,
+                .mpi = &mpi};
     location *locs = NULL;
     size_t num_locs = 0, cap_locs = 0;
     for (long k = 0; rc == 0 && k < num_ranks; k++) {
@@ -519,8 +874,10 @@ int sp_export_otf2(const char *dir, const sp_profile *profile, const sp_export_o
         uint64_t events = 0;
         for (size_t k = 0; k < num_locs; k++)
             events += locs[k].events;
+        events -= mpi.sends + mpi.recvs + 2 * mpi.collective_calls;
         sp_export_warn_events(options, events / 2, "otf2");
     }
+    mpi_events_free(&mpi);
     free(locs);
     strings_free(&s);
     free(ranks);

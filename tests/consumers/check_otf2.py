@@ -39,11 +39,17 @@ def definitions(archive):
     return defs
 
 
-def events(archive):
+MPI_EVENT = re.compile(r'^(MPI_SEND|MPI_RECV|MPI_COLLECTIVE_BEGIN|MPI_COLLECTIVE_END)'
+                       r'\s+(\d+)\s+(\d+)\s*(.*)$')
+
+
+def all_events(archive):
+    """Per location, every event in order: (kind, time, region or the MPI
+    record's attribute text)."""
     out = subprocess.run([otf2_print, archive], capture_output=True, text=True, check=True)
     per_location = collections.defaultdict(list)
     for line in out.stdout.splitlines():
-        m = EVENT.match(line)
+        m = EVENT.match(line) or MPI_EVENT.match(line)
         if m:
             per_location[int(m.group(2))].append((m.group(1), int(m.group(3)), m.group(4)))
         elif line and line.split()[0].isupper() and line.split()[0] not in ("OTF2-PRINT", "===",
@@ -51,6 +57,15 @@ def events(archive):
             if not line.startswith(("===", "Event", "---")):
                 fail(f"{archive}: unexpected event line {line!r}")
     return per_location
+
+
+def events(archive):
+    """Per location, its ENTER and LEAVE events; and how many MPI records."""
+    per_location, mpi = {}, collections.Counter()
+    for loc, evs in all_events(archive).items():
+        per_location[loc] = [e for e in evs if e[0] in ("ENTER", "LEAVE")]
+        mpi[loc] = len(evs) - len(per_location[loc])
+    return per_location, mpi
 
 
 def quoted(text, field):
@@ -94,11 +109,12 @@ def check(name, h5, truth, ranks_expected=None):
         want[(f"rank {c['rank']}", threads[c["rank"]][c["thread"]])].append(
             (c["region"], c["start"] + origin, c["end"] + origin, c["caller"] or ""))
     got = {}
-    per_location = events(archive)
+    per_location, mpi_records = events(archive)
     for loc, evs in per_location.items():
         group, lane, declared = locations[loc]
-        if declared != len(evs):
-            fail(f"{name}: location {loc} declares {declared} events, has {len(evs)}")
+        if declared != len(evs) + mpi_records[loc]:
+            fail(f"{name}: location {loc} declares {declared} events, has "
+                 f"{len(evs) + mpi_records[loc]}")
         stack, calls, last = [], [], 0
         for kind, ts, region in evs:
             if ts < last:
@@ -131,6 +147,124 @@ def check(name, h5, truth, ranks_expected=None):
     return archive_dir, enters
 
 
+def mpi_records(archive):
+    """Per world rank (location group "rank R"): its MPI records as
+    (kind, attributes, the MPI region around it), checking that each sits
+    where it belongs: MPI_SEND right after the ENTER of its call,
+    MPI_RECV right before its LEAVE, a collective's BEGIN right after the
+    ENTER and its END right before the LEAVE of the same call."""
+    defs = definitions(archive)
+    rank_of = {}
+    for i, text in defs["LOCATION"].items():
+        rank_of[i] = int(re.search(r'Group: "rank (\d+)"', text).group(1))
+    out = collections.defaultdict(list)
+    for loc, evs in all_events(archive).items():
+        for k, (kind, ts, text) in enumerate(evs):
+            if not kind.startswith("MPI_"):
+                continue
+            after = kind in ("MPI_SEND", "MPI_COLLECTIVE_BEGIN")
+            # A call that sends and receives (MPI_Sendrecv) has its
+            # MPI_SEND after the ENTER; a receive right before the LEAVE.
+            j = k - 1 if after else k + 1
+            while 0 <= j < len(evs) and evs[j][0].startswith("MPI_"):
+                j += -1 if after else 1
+            neighbour = evs[j] if 0 <= j < len(evs) else None
+            if not neighbour or neighbour[0] != ("ENTER" if after else "LEAVE") or \
+                    neighbour[1] != ts or not neighbour[2].startswith("MPI_"):
+                fail(f"{archive}: location {loc}: {kind} at {ts} not at the "
+                     f"{'start' if after else 'end'} of an MPI call: {neighbour}")
+            out[rank_of[loc]].append((kind, text, neighbour[2]))
+    return out
+
+
+def check_mpi_calls(archive, n):
+    """tests/programs/mpi/mpi_calls.c on n = 4 ranks, rank r, next/prev
+    around the ring: what it sends, receives and which collectives."""
+    records = mpi_records(archive)
+    if sorted(records) != list(range(n)):
+        fail(f"mpi_calls: MPI records on ranks {sorted(records)}")
+    message = re.compile(r'^(Receiver|Sender): (\d+) \("MainThread" <\d+>\), '
+                         r'Communicator: "MPI_COMM_WORLD" <0>, Tag: (\d+), Length: (\d+)$')
+    collective = re.compile(r'^Operation: (\w+), Communicator: "(.*?)" <\d+>, '
+                            r'Root: (NONE|\d+)(?: \(.*?\))?, Sent: (\d+), Received: (\d+)$')
+    totals = collections.Counter()
+    for r in range(n):
+        nxt, prev = (r + 1) % n, (r + n - 1) % n
+        sends = [(nxt, 7, 400, "MPI_Send"), (nxt, 8, 80, "MPI_Isend"), (nxt, 9, 4, "MPI_Isend"),
+                 (nxt, 10, 20, "MPI_Sendrecv"), (r, 99, 4, "MPI_Send")]
+        recvs = [(prev, 7, 400, "MPI_Recv"), (prev, 8, 80, "MPI_Waitall"),
+                 (prev, 9, 4, "MPI_Wait"), (prev, 10, 20, "MPI_Sendrecv"),
+                 (r, 99, 4, "MPI_Irecv")]
+        # Sub-communicator of equal parity: sub rank 0 sends 8 B to sub
+        # rank 1 (tag 11); on the file peers are world ranks.
+        if r < 2:
+            sends.append((r + 2, 11, 8, "MPI_Send"))
+        else:
+            recvs.append((r - 2, 11, 8, "MPI_Recv"))
+        got = {"MPI_SEND": [], "MPI_RECV": []}
+        colls, begins = [], 0
+        for kind, text, region in records[r]:
+            totals[kind] += 1
+            if kind == "MPI_COLLECTIVE_BEGIN":
+                begins += 1
+                continue
+            if kind == "MPI_COLLECTIVE_END":
+                m = collective.match(text)
+                if not m:
+                    fail(f"rank {r}: collective end {text!r}")
+                colls.append((m.group(1), m.group(2), m.group(3), int(m.group(4)),
+                              int(m.group(5)), region))
+                continue
+            m = message.match(text)
+            if not m or (m.group(1) == "Receiver") != (kind == "MPI_SEND"):
+                fail(f"rank {r}: {kind} {text!r}")
+            got[kind].append((int(m.group(2)), int(m.group(3)), int(m.group(4)), region))
+        if sorted(got["MPI_SEND"]) != sorted(sends):
+            fail(f"rank {r}: MPI_SEND {sorted(got['MPI_SEND'])}, program sends {sorted(sends)}")
+        if sorted(got["MPI_RECV"]) != sorted(recvs):
+            fail(f"rank {r}: MPI_RECV {sorted(got['MPI_RECV'])}, program receives "
+                 f"{sorted(recvs)}")
+        world = "MPI_COMM_WORLD"
+        half = colls[0][1] if colls else None
+        rooted = lambda root, size, op, name, comm=world: (  # noqa: E731
+            op, comm, str(root), size if r == root_world[name] else 0,
+            0 if r == root_world[name] else size, name)
+        root_world = {"half": 2 + r % 2, "bcast": 1, "triple": 0}
+        want = [("BCAST", half, "1", 12 if r >= 2 else 0, 0 if r >= 2 else 12, "MPI_Bcast")]
+        want += [("BARRIER", world, "NONE", 0, 0, "MPI_Barrier")] * 3
+        want += [rooted(1, 64, "BCAST", "bcast")[:5] + ("MPI_Bcast",)]
+        want += [("ALLREDUCE", world, "NONE", 8, 8, "MPI_Allreduce")] * 5
+        want += [("ALLREDUCE", world, "NONE", 0, 16, "MPI_Allreduce")]  # in place
+        want += [("REDUCE", world, "0", 16, 16 if r == 0 else 0, "MPI_Reduce"),
+                 ("GATHER", world, "2", 4, 4 * n if r == 2 else 0, "MPI_Gather"),
+                 ("ALLGATHER", world, "NONE", 4, 4 * n, "MPI_Allgather"),
+                 ("ALLTOALL", world, "NONE", 8 * n, 8 * n, "MPI_Alltoall")]
+        want += [rooted(0, 24, "BCAST", "triple")[:5] + ("MPI_Bcast",)]
+        if half is None or not half.startswith("MPI communicator ") or colls != want:
+            fail(f"rank {r}: collectives\n{colls}\nexpected\n{want}")
+        if begins != len(colls):
+            fail(f"rank {r}: {begins} MPI_COLLECTIVE_BEGIN for {len(colls)} ends")
+    want_totals = {"MPI_SEND": 5 * n + 2, "MPI_RECV": 5 * n + 2,
+                   "MPI_COLLECTIVE_BEGIN": 16 * n, "MPI_COLLECTIVE_END": 16 * n}
+    if totals != want_totals:
+        fail(f"mpi_calls: MPI records {dict(totals)}, expected {want_totals}")
+    # Communicators: MPI_COMM_WORLD of the n ranks, two halves of parity.
+    defs = definitions(archive)
+    comms = sorted(quoted(t, "Name") for t in defs["COMM"].values())
+    if len(comms) != 3 or comms[2] != "MPI_COMM_WORLD" or \
+            not all(c.startswith("MPI communicator ") for c in comms[:2]):
+        fail(f"mpi_calls: communicators {comms}")
+    members = {}
+    for text in defs["GROUP"].values():
+        m = re.search(r'Type: COMM_GROUP.*?(\d+) Members: (.*)$', text)
+        if m:
+            members[quoted(text, "Name")] = re.findall(r'(?:^|, )(\d+) \(', m.group(2))
+    if sorted(members.values()) != [["0", "1", "2", "3"], ["0", "2"], ["1", "3"]]:
+        fail(f"mpi_calls: communicator groups {members}")
+    print(f"ok: mpi_calls on {n} ranks: {dict(totals)}, peers, tags, lengths, roots, "
+          f"communicators as the program makes them")
+
+
 done = 0
 for name, h5, truth in inputs(d):
     check(name, h5, truth)
@@ -160,6 +294,36 @@ if files is not None:
     if [quoted(t, "Name") for t in groups.values()] != ["rank 1"]:
         fail(f"--ranks 1: location groups {groups}")
     print("ok: mpi3: existing archive refused, '-' refused, --ranks 1 keeps rank 1 only")
+    # The MPI_Barrier of each rank: one collective on MPI_COMM_WORLD.
+    records = mpi_records(os.path.join(archive_dir, "traces.otf2"))
+    for r in range(3):
+        kinds = [(k, t.split(",")[0]) for k, t, _ in records[r]]
+        if kinds != [("MPI_COLLECTIVE_BEGIN", ""), ("MPI_COLLECTIVE_END", "Operation: BARRIER")]:
+            fail(f"mpi3: rank {r}: MPI records {records[r]}")
+    print("ok: mpi3: one BARRIER collective per rank")
+    done += 1
+# 4 ranks of mpi_calls: point-to-point messages, collectives, a
+# sub-communicator, as MPI_SEND / MPI_RECV / MPI_COLLECTIVE_* records.
+files = _run_real(d, "mpi_calls", ["mpi/mpi_calls_openmpi", "3"], 4)
+if files is not None:
+    truth = make_profile.truth_from_h5(files)
+    archive_dir, enters = check("mpi_calls", files, truth, ranks_expected=4)
+    check_mpi_calls(os.path.join(archive_dir, "traces.otf2"), 4)
+    # --ranks 1,2: only messages between them (and to self) remain, their
+    # peers numbered among the exported ranks (rank 1 is 0, rank 2 is 1).
+    sub = os.path.join(d, "mpi_calls_12_otf2")
+    scopeprof("export", "otf2", *files, "--ranks", "1,2", "-o", sub)
+    records = mpi_records(os.path.join(sub, "traces.otf2"))
+    peers = collections.Counter((r, k, re.match(r"(?:Receiver|Sender): (\d+)", t).group(1))
+                                for r, recs in records.items() for k, t, _ in recs
+                                if k in ("MPI_SEND", "MPI_RECV"))
+    want = {(1, "MPI_SEND", "1"): 4, (1, "MPI_SEND", "0"): 1, (1, "MPI_RECV", "0"): 1,
+            (2, "MPI_RECV", "0"): 4, (2, "MPI_RECV", "1"): 1, (2, "MPI_SEND", "1"): 1}
+    colls = sum(1 for recs in records.values() for k, _, _ in recs if k.startswith("MPI_COLL"))
+    if peers != want or colls != 2 * 2 * 16:
+        fail(f"mpi_calls --ranks 1,2: messages {dict(peers)}, expected {want}; "
+             f"{colls} collective records")
+    print("ok: mpi_calls --ranks 1,2: 6 sends, 6 receives between the two, 64 collective records")
     done += 1
 # A region named MPI_* (as MPI call recording names them) has the MPI
 # paradigm: a program built here, 2 x step > MPI_Allreduce.
