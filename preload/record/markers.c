@@ -307,8 +307,13 @@ static __attribute__((noinline)) void end_slow(int region, struct sp_profiler *p
  * joining them costs: the fast path's instructions are counted). */
 #if defined(__x86_64__)
 #define READ_TSC(lo, hi) __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi))
+/* The halves as two memory operands: "4+%0" on one operand is what gas
+ * accepts but clang's assembler does not. */
+typedef uint32_t sp_tsc_half __attribute__((may_alias));
 #define STORE_TSC(field, lo, hi) \
-    __asm__("movl %k1, %0\n\tmovl %k2, 4+%0" : "=m"(field) : "r"(lo), "r"(hi))
+    __asm__("movl %k2, %0\n\tmovl %k3, %1"                                         \
+            : "=m"(((sp_tsc_half *)&(field))[0]), "=m"(((sp_tsc_half *)&(field))[1])  \
+            : "r"(lo), "r"(hi))
 #else
 #define READ_TSC(lo, hi) \
     do { uint64_t t_ = (uint64_t)sp_raw_ticks(); lo = (uint32_t)t_; hi = (uint32_t)(t_ >> 32); } while (0)
