@@ -204,3 +204,23 @@ F_BOTH(F_ALLTOALLW, alltoallw, ALLTOALLW, Alltoallw, Ialltoallw)
 F_BOTH(F_REDUCE_SCATTER, reduce_scatter, REDUCE_SCATTER, Reduce_scatter, Ireduce_scatter)
 F_BOTH(F_REDUCE_SCATTER_BLOCK, reduce_scatter_block, REDUCE_SCATTER_BLOCK,
        Reduce_scatter_block, Ireduce_scatter_block)
+
+/* MPICH's mpi_f08 module: MPI_Barrier and MPI_Ibarrier (no buffer, so no
+ * C binding on the way) go from mpi_barrier_f08_ straight to PMPI_; the
+ * handle is the MPI_VAL integer.  Open MPI's mpi_barrier_f08_ calls
+ * ompi_barrier_f, recorded above: there this one only chains. */
+#define F08_BARRIER(sym, fn, k)                                                     \
+    SP_EXPORT void sym(const F *comm F_REQ_##k, F *ierr);                           \
+    SP_EXPORT void sym(const F *comm F_REQ_##k, F *ierr)                            \
+    {                                                                               \
+        typedef void (*fn_t)(const F *comm F_REQ_##k, F *ierr);                     \
+        SP_F_REAL(sym, fn_t)                                                        \
+        struct sp_mpi_call call;                                                    \
+        sp_capture_mpi side = sp_mpi_side_none();                                   \
+        call.mode = SP_MPI_MODE_OFF;                                                \
+        if (sp_mpi_fortran_calls_c() && sp_mpi_call_begin(fn, &call, SP_MPI_CALLER)) \
+            side.comm = sp_mpi_comm_id(sp_mpi_comm_f2c(*comm));                     \
+        SP_F_CALL((comm F_REQ_ARG_##k, ierr));                                      \
+    }
+F08_BARRIER(mpi_barrier_f08_, SP_MPI_Barrier, B)
+F08_BARRIER(mpi_ibarrier_f08_, SP_MPI_Ibarrier, I)
