@@ -429,6 +429,14 @@ static void check_fortran(const char *family)
         check_region(p, r, "MPI_Alltoall", 1, alltoall);
         struct want allgather[1] = {{8, 32, -1, -1, -1, -1}};
         check_region(p, r, "MPI_Allgather", 1, allgather);
+        check_region(p, r, "MPI_Win_fence", 2, none);
+        struct want put[1] = {{8, -1, next, -1, -1, -1}};
+        check_region(p, r, "MPI_Put", 1, put);
+        check_region(p, r, "MPI_File_open", 1, none);
+        struct want write[1] = {{8, -1, -1, -1, -1, -1}}, read[1] = {{-1, 8, -1, -1, -1, -1}};
+        check_region(p, r, "MPI_File_write_at", 1, write);
+        check_region(p, r, "MPI_File_read_at", 1, read);
+        check_region(p, r, "MPI_File_close", 1, none);
         sp_profile_free(p);
     }
     harness_run_free(&run);

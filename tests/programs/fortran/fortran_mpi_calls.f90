@@ -7,6 +7,9 @@ program fortran_mpi_calls
   integer :: reqs(2), creqs(2), anyreq(1), poll(1), idx, k
   integer :: st(MPI_STATUS_SIZE)
   logical :: flag
+  integer :: win, fh
+  integer(kind=MPI_ADDRESS_KIND) :: wsize, disp
+  integer(kind=MPI_OFFSET_KIND) :: offset
   ! one type for every buffer: MPICH's `mpi` module has no generic interfaces
   double precision :: ints(10), dbl(8), pair(2), one, total
   double precision :: four(4), all4(4), got4(4), tot2, self_msg, wild
@@ -84,5 +87,23 @@ program fortran_mpi_calls
                     MPI_COMM_WORLD, ierr)
   call mpi_allgather(one, 1, MPI_DOUBLE_PRECISION, got4, 1, MPI_DOUBLE_PRECISION, &
                      MPI_COMM_WORLD, ierr)
+  ! One-sided: 2 x MPI_Win_fence around MPI_Put 8 B to next
+  wsize = 8
+  disp = 0
+  call mpi_win_create(got4, wsize, 8, MPI_INFO_NULL, MPI_COMM_WORLD, win, ierr)
+  call mpi_win_fence(0, win, ierr)
+  call mpi_put(one, 1, MPI_DOUBLE_PRECISION, next, disp, 1, MPI_DOUBLE_PRECISION, win, ierr)
+  call mpi_win_fence(0, win, ierr)
+  call mpi_win_free(win, ierr)
+  ! MPI-IO: MPI_File_write_at 8 B, MPI_File_read_at 8 B (file deleted on close)
+  call mpi_file_open(MPI_COMM_WORLD, 'fortran_mpi_calls.dat', &
+                     MPI_MODE_CREATE + MPI_MODE_RDWR + MPI_MODE_DELETE_ON_CLOSE, &
+                     MPI_INFO_NULL, fh, ierr)
+  if (ierr /= 0) stop 4
+  offset = rank * 8
+  call mpi_file_write_at(fh, offset, one, 1, MPI_DOUBLE_PRECISION, MPI_STATUS_IGNORE, ierr)
+  call mpi_file_read_at(fh, offset, total, 1, MPI_DOUBLE_PRECISION, MPI_STATUS_IGNORE, ierr)
+  if (total /= one) stop 5
+  call mpi_file_close(fh, ierr)
   call mpi_finalize(ierr)
 end program fortran_mpi_calls
