@@ -31,7 +31,7 @@ static struct {
     group_free_fn group_free;
     sp_mpi_handle world_group;
     int world_rank;
-    f2c_fn comm_f2c, type_f2c;
+    f2c_fn comm_f2c, type_f2c, win_f2c;
     comm_group_fn win_group;
     const void *f_in_place[4], *f_status_ignore[4], *f_statuses_ignore[4];
 } abi;
@@ -76,6 +76,7 @@ void sp_mpi_abi_bind(void)
     abi.win_group = (comm_group_fn)sp_mpi_lookup("MPI_Win_get_group");
     abi.comm_f2c = (f2c_fn)sp_mpi_lookup("MPI_Comm_f2c");
     abi.type_f2c = (f2c_fn)sp_mpi_lookup("MPI_Type_f2c");
+    abi.win_f2c = (f2c_fn)sp_mpi_lookup("MPI_Win_f2c");
     if (abi.family == SP_MPI_FAMILY_OPENMPI) {
         fortran_symbol("mpi_fortran_in_place", abi.f_in_place);
         fortran_symbol("mpi_fortran_status_ignore", abi.f_status_ignore);
@@ -304,6 +305,11 @@ sp_mpi_handle sp_mpi_comm_f2c(int f)
 sp_mpi_handle sp_mpi_type_f2c(int f)
 {
     return sp_mpi_abi_ready() && abi.type_f2c ? abi.type_f2c(f) : 0;
+}
+
+sp_mpi_handle sp_mpi_win_f2c(int f)
+{
+    return sp_mpi_abi_ready() && abi.win_f2c ? abi.win_f2c(f) : 0;
 }
 
 static int one_of(const void *p, const void *const list[4])

@@ -55,9 +55,10 @@ int64_t sp_mpi_win_world_peer(sp_mpi_handle win, int rank);
 
 /* ---- Fortran handles (Open MPI's Fortran bindings bypass the C ones) ---- */
 
-/* MPI_Comm_f2c / MPI_Type_f2c; 0 when unknown. */
+/* MPI_Comm_f2c / MPI_Type_f2c / MPI_Win_f2c; 0 when unknown. */
 sp_mpi_handle sp_mpi_comm_f2c(int f);
 sp_mpi_handle sp_mpi_type_f2c(int f);
+sp_mpi_handle sp_mpi_win_f2c(int f);
 /* Is buf Fortran's MPI_IN_PLACE, status Fortran's MPI_STATUS_IGNORE? */
 int sp_mpi_f_in_place(const void *buf);
 int sp_mpi_f_status_ignored(const void *status);
