@@ -7,6 +7,17 @@
 # tests/fuzz/regressions/NAME (docs/faults.md).  Those inside HDF5 itself
 # are counted, not failed (see below).
 set -eu
+# A child killed on a timeout or a crash (while fuzzing, or when a saved
+# input is replayed below) leaves its input file behind (fuzz_input.c
+# removes it only when the reader returns): at exit, the files of the
+# processes that are gone are removed.
+remove_orphan_inputs() {
+  for f in /dev/shm/scopeprof-fuzz-* /tmp/scopeprof-fuzz-*; do
+    [ -e "$f" ] || continue
+    kill -0 "${f##*-}" 2>/dev/null || rm -f "$f"
+  done
+}
+trap remove_orphan_inputs EXIT
 fuzzer=$1 seeds=$2 name=$3 regressions=$4 work=$5 seconds=$6
 corpus=$work/corpus-$name
 crashes=$work/$name-crashes
@@ -33,13 +44,6 @@ rm -f "$crashes"/*
   -max_total_time="$seconds" -timeout=5 -rss_limit_mb=1024 \
   -max_len=65536 -print_final_stats=1 -artifact_prefix="$crashes/" \
   "$corpus" "$regressions" >"$log" 2>&1 || true
-# A child killed on a timeout or a crash leaves its input file behind
-# (fuzz_input.c removes it only when the reader returns): those of the
-# processes that are gone are removed here.
-for f in /dev/shm/scopeprof-fuzz-* /tmp/scopeprof-fuzz-*; do
-  [ -e "$f" ] || continue
-  kill -0 "${f##*-}" 2>/dev/null || rm -f "$f"
-done
 tail -n 15 "$log"
 if ! grep -q -E 'INFO: (exiting|fuzzed for|Done)' "$log"; then
   echo "fuzz: $name did not run (see $log)"
