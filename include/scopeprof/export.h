@@ -162,6 +162,12 @@ int sp_flame_svg(FILE *out, const sp_profile *profile, const sp_export_options *
 /* The flame graph's colour of a region name (stable: a hash of the name),
  * shared with the HTML report so both views colour a region alike. */
 void sp_flame_colour(const char *name, int *r, int *g, int *b);
+/* Text for an SVG document: XML-escaped, control characters dropped,
+ * invalid UTF-8 as U+FFFD (shared by the flame graphs). */
+void sp_svg_escape(FILE *out, const char *s);
+/* A frame label that fits `width` pixels of 11px monospace ("" when not
+ * even two characters do), escaped as sp_svg_escape. */
+void sp_svg_clipped_label(FILE *out, const char *name, double width);
 
 /* The report's tables (scopeprof/report.h) for scripts, `scopeprof report
  * --format json|csv` (export_report.c; keys in docs/compare.md).  JSON: the

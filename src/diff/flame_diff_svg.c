@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "scopeprof/diff.h"
+#include "scopeprof/export.h"
 
 #define WIDTH 1200.0
 #define MARGIN 10.0
@@ -20,21 +21,6 @@
 #define SATURATION 50.0 /* % change drawn at full colour */
 #define FULL_WEIGHT 0.01 /* own time (fraction of the graph) drawn at full colour */
 
-static void xml(FILE *out, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs("&quot;", out); break;
-        case '\'': fputs("&apos;", out); break;
-        default:
-            if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
-                fputc(*s, out);
-        }
-    }
-}
 
 /* White (0) to red (+1) or blue (-1). */
 static void change_colour(double change, int *r, int *g, int *b)
@@ -69,22 +55,6 @@ static const char script[] =
     "document.getElementById('unzoom').addEventListener('click',function(){zoom(null);});});\n"
     "]]></script>\n";
 
-static void label_text(FILE *out, const char *name, double width)
-{
-    size_t fit = width > 6 ? (size_t)((width - 6) / CHAR_W) : 0;
-    size_t n = strlen(name);
-    if (fit < 3)
-        return;
-    if (n <= fit) {
-        xml(out, name);
-        return;
-    }
-    char buf[512];
-    size_t keep = fit - 2 < sizeof buf - 3 ? fit - 2 : sizeof buf - 3;
-    memcpy(buf, name, keep);
-    strcpy(buf + keep, "..");
-    xml(out, buf);
-}
 
 /* Row of `key` among the rows (sorted by key), or -1. */
 static long find_row(const sp_diff *d, const char *key, size_t len)
@@ -184,7 +154,7 @@ int sp_flame_diff_svg(FILE *out, const sp_run_stats *a, size_t num_a, const sp_r
                  "fill=\"#f8f8f8\"/>\n<text x=\"%g\" y=\"20\" text-anchor=\"middle\" "
                  "style=\"font-size:15px\">",
             WIDTH, height, WIDTH / 2);
-    xml(out, title);
+    sp_svg_escape(out, title);
     fprintf(out, "</text>\n<text id=\"unzoom\" x=\"%g\" y=\"20\" style=\"opacity:0\">"
                  "Reset zoom</text>\n<text id=\"legend\" x=\"%g\" y=\"36\">width: B; colour: "
                  "change of own time from A to B (red slower, blue faster, full at %g %%; "
@@ -196,7 +166,7 @@ int sp_flame_diff_svg(FILE *out, const sp_run_stats *a, size_t num_a, const sp_r
         if (row->status != SP_DIFF_REMOVED)
             continue;
         fputs(removed++ ? ", " : "only in A: ", out);
-        xml(out, row->key);
+        sp_svg_escape(out, row->key);
         if (removed >= 8 && k + 1 < n) {
             fputs(", ...", out);
             break;
@@ -224,22 +194,22 @@ int sp_flame_diff_svg(FILE *out, const sp_run_stats *a, size_t num_a, const sp_r
         side_text(sa, sizeof sa, "A", num_a, row->calls_a, row->a, orow->a);
         side_text(sb, sizeof sb, "B", num_b, row->calls_b, row->b, orow->b);
         fputs("<g class=\"frame\" data-n=\"", out);
-        xml(out, row->name);
+        sp_svg_escape(out, row->name);
         fprintf(out, "\" data-x=\"%.9g\" data-w=\"%.9g\" data-own-pct=\"", fx, fw);
         if (row->status == SP_DIFF_NEW)
             fputs("new", out);
         else if (isfinite(orow->pct))
             fprintf(out, "%.3f", orow->pct);
         fputs("\"><title>", out);
-        xml(out, row->key);
+        sp_svg_escape(out, row->key);
         fputc('\n', out);
         if (row->status == SP_DIFF_NEW) {
             fputs("new in B\n", out);
         } else {
-            xml(out, sa);
+            sp_svg_escape(out, sa);
             fputc('\n', out);
         }
-        xml(out, sb);
+        sp_svg_escape(out, sb);
         if (row->status != SP_DIFF_NEW && isfinite(orow->pct)) {
             fprintf(out, "\nown time %+.1f %%", orow->pct);
             if (isfinite(orow->pct_low))
@@ -250,7 +220,7 @@ int sp_flame_diff_svg(FILE *out, const sp_run_stats *a, size_t num_a, const sp_r
                      "fill=\"rgb(%d,%d,%d)\" stroke=\"#bbb\" stroke-width=\"0.3\" rx=\"2\"/>"
                      "<text x=\"%.2f\" y=\"%.1f\">",
                 px, y, pw, ROW - 1, r, g, bl, px + 3, y + ROW - 4.5);
-        label_text(out, row->name, pw);
+        sp_svg_clipped_label(out, row->name, pw);
         fputs("</text></g>\n", out);
     }
     fputs("</svg>\n", out);

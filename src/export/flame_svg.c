@@ -21,7 +21,7 @@
 #define CHAR_W 6.6 /* monospace 11px advance, for clipping labels */
 #define HEADER 40.0
 
-static void xml(FILE *out, const char *s)
+void sp_svg_escape(FILE *out, const char *s)
 {
     for (; *s; s++) {
         if ((unsigned char)*s >= 0x80) {
@@ -60,21 +60,21 @@ void sp_flame_colour(const char *name, int *r, int *g, int *b)
 }
 
 /* Label that fits in `width` pixels ("" if not even two characters). */
-static void clipped_label(FILE *out, const char *name, double width)
+void sp_svg_clipped_label(FILE *out, const char *name, double width)
 {
     size_t fit = width > 6 ? (size_t)((width - 6) / CHAR_W) : 0;
     size_t n = strlen(name);
     if (fit < 3)
         return;
     if (n <= fit) {
-        xml(out, name);
+        sp_svg_escape(out, name);
         return;
     }
     char buf[512];
     size_t keep = fit - 2 < sizeof buf - 3 ? fit - 2 : sizeof buf - 3;
     memcpy(buf, name, keep);
     strcpy(buf + keep, "..");
-    xml(out, buf);
+    sp_svg_escape(out, buf);
 }
 
 static const char script[] =
@@ -118,7 +118,7 @@ static void header(FILE *out, double height, const char *title)
     fprintf(out, "<rect class=\"background\" x=\"0\" y=\"0\" width=\"%g\" height=\"%g\" "
                  "fill=\"#f8f8f0\"/>\n", WIDTH, height);
     fprintf(out, "<text x=\"%g\" y=\"20\" style=\"font-size:15px\">", WIDTH / 2 - 150);
-    xml(out, title);
+    sp_svg_escape(out, title);
     fprintf(out, "</text>\n<text id=\"unzoom\" x=\"%g\" y=\"20\" style=\"opacity:0\">"
                  "Reset zoom</text>\n<text id=\"search\" x=\"%g\" y=\"20\">Search</text>\n"
                  "<text id=\"matched\" x=\"%g\" y=\"34\"></text>\n",
@@ -136,22 +136,22 @@ static void frame_as(FILE *out, const char *cls, const char *attrs, const char *
     if (grey)
         r = g = b = 190;
     fprintf(out, "<g class=\"%s\"%s data-n=\"", cls, attrs);
-    xml(out, name);
+    sp_svg_escape(out, name);
     fprintf(out, "\" data-x=\"%.9g\" data-w=\"%.9g\"><title>", x, w);
-    xml(out, name);
+    sp_svg_escape(out, name);
     if (file && file[0]) {
         fputs("  (", out);
-        xml(out, file);
+        sp_svg_escape(out, file);
         if (line >= 0)
             fprintf(out, ":%lld", (long long)line);
         fputc(')', out);
     }
     fputc('\n', out);
-    xml(out, stats);
+    sp_svg_escape(out, stats);
     fprintf(out, "</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.3f\" height=\"%g\" "
                  "fill=\"rgb(%d,%d,%d)\" rx=\"2\"/><text x=\"%.2f\" y=\"%.1f\">",
             px, y, pw, ROW - 1, r, g, b, px + 3, y + ROW - 4.5);
-    clipped_label(out, name, pw);
+    sp_svg_clipped_label(out, name, pw);
     fputs("</text></g>\n", out);
 }
 
@@ -432,7 +432,7 @@ static int chart_rank_pass(chart_pass *c, const sp_selection *sel, uint32_t rank
                 sp_lane_label(c->profile, rank, walk.lanes[l], label, sizeof label);
             fprintf(c->out, "<text class=\"band\" x=\"%g\" y=\"%.1f\">rank %u%s", MARGIN,
                     *y + ROW - 4, rank, label[0] ? " - " : "");
-            xml(c->out, label);
+            sp_svg_escape(c->out, label);
             fputs("</text>\n", c->out);
         }
         c->top = *y + ROW;

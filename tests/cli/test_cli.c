@@ -904,6 +904,10 @@ Test(cli, names_that_are_not_utf8_give_valid_text_everywhere)
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect(python_accepts(in_dir("flame.svg"), "xml"), "the SVG is not well-formed UTF-8");
     result_free(&r);
+    r = RUN("flame", "--diff", "u_rank00000.h5", "u_rank00000.h5", "-o", "diff.svg");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(python_accepts(in_dir("diff.svg"), "xml"), "the differential SVG is not well-formed UTF-8");
+    result_free(&r);
     r = RUN("report", "u_rank00000.h5");
     cr_expect_eq(r.status, 0, "%s", r.err);
     FILE *f = fopen(in_dir("report.txt"), "w");
