@@ -201,34 +201,6 @@ static int write_rank(sp_json *j, const sp_profile *profile, const sp_export_opt
     return 0;
 }
 
-/* Messages between the calls the export keeps (selected ranks, filters). */
-static int build_flows(const sp_profile *profile, const sp_selection *sel, const uint32_t *ranks,
-                       long num_ranks, sp_mpi_flows *flows, char *err, size_t errlen)
-{
-    unsigned char *kept = calloc(profile->num_events ? profile->num_events : 1, 1);
-    if (!kept) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    int rc = 0;
-    for (long k = 0; k < num_ranks && rc == 0; k++) {
-        sp_rank_data data;
-        if (sp_rank_data_load(profile, ranks[k], sel, &data, err, errlen) < 0) {
-            rc = -1;
-            break;
-        }
-        for (size_t i = 0; i < data.calls.n; i++)
-            kept[data.event[i]] = 1;
-        sp_rank_data_free(&data);
-    }
-    if (rc == 0 && sp_mpi_flows_build(profile, kept, flows) != 0) {
-        snprintf(err, errlen, "out of memory");
-        rc = -1;
-    }
-    free(kept);
-    return rc;
-}
-
 int sp_export_chrome(FILE *out, const sp_profile *profile, const sp_export_options *options,
                      char *err, size_t errlen)
 {
@@ -242,7 +214,7 @@ int sp_export_chrome(FILE *out, const sp_profile *profile, const sp_export_optio
     int64_t origin = sp_profile_origin_ns(profile);
     sp_mpi_flows flows = {0};
     if (profile->extra[SP_EXTRA_MPI_COMM] &&
-        build_flows(profile, sel, ranks, num_ranks, &flows, err, errlen) != 0) {
+        sp_mpi_flows_build_selected(profile, sel, ranks, num_ranks, &flows, err, errlen) != 0) {
         free(ranks);
         return -1;
     }

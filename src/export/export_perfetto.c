@@ -3,21 +3,42 @@
  * trace protos (protos/perfetto/trace/: trace_packet, track_event,
  * track_descriptor, clock_snapshot, interned_data); field numbers below.
  *
- * Layout: a process track per rank ("rank R", pid R + 1) and a thread track
- * per lane under it.  Each lane is one packet sequence, so its packets can
- * lean on per-sequence state:
- *   - defaults: the lane's track and the sequence's clock, set once;
+ * Layout: a process track per rank ("rank R", pid R + 1) and a child track
+ * per lane under it (uuids from the rank and lane index alone).  All
+ * packets are on ONE packet sequence, so every packet carries a one-byte
+ * sequence id whatever the number of lanes, and leans on its state:
+ *   - interned names: a region's name is sent once, later begin events
+ *     carry its id;
+ *   - defaults: the current lane's track and the sequence's clock;
  *   - an incremental clock (id 64): each packet's timestamp is the delta to
- *     the previous one, and a lane's depth-first walk never goes back in
- *     time, so deltas are small varints;
- *   - interned names: a region's name is sent once per lane, later events
- *     carry its id.
- * A call is then two packets, SLICE_BEGIN(name id) and SLICE_END, about 22
- * bytes together.  Output streams rank by rank; memory is one rank's
- * reconstruction plus a bit per region. */
+ *     the previous one; a lane's depth-first walk never goes back in time.
+ * Lanes are written one after the other.  Each starts with a packet that
+ * sets its track as the default and a clock snapshot re-anchoring clock 64
+ * (Perfetto: "the first packet timestamp after each ClockSnapshot that
+ * contains this clock is relative to the timestamp in the ClockSnapshot").
+ * The trace processor refuses a snapshot that moves a clock backwards, so
+ * clock 64 is a virtual time that only grows: lane k owns the interval
+ * [V_k, V_k + its last timestamp], V_{k+1} past it, and every snapshot says
+ * "V_k on clock 64 is 0 ns on BOOTTIME" (BOOTTIME stays at 0, never goes
+ * back); an event at t ns after the origin is at V_k + t on clock 64.
+ *
+ * A call is then two packets, SLICE_BEGIN(name id) and SLICE_END, 20 bytes
+ * plus its two timestamp deltas.  MPI messages (mpi_flows.h) are flows: the
+ * send's SLICE_BEGIN carries flow_ids, the receive's SLICE_END
+ * terminating_flow_ids (its end: the receive completes after the send
+ * began, its start may not).
+ *
+ * Parts (several exports concatenated into one trace, e.g. one per MPI
+ * process of a distributed export): track uuids are unique across parts
+ * as long as each rank is in one part; what a part must own is its
+ * sequence, `part` below: sequence id 1 + part.
+ *
+ * Output streams rank by rank through a 64 KiB buffer; memory is one
+ * rank's reconstruction, a byte per region and the MPI pairs. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi_flows.h"
 #include "protobuf_writer.h"
 #include "scopeprof/export.h"
 
@@ -40,19 +61,17 @@ enum {
     EVENT_TYPE = 9,
     EVENT_NAME_IID = 10,
     EVENT_TRACK_UUID = 11,
+    EVENT_FLOW_IDS = 47,             /* repeated fixed64 */
+    EVENT_TERMINATING_FLOW_IDS = 48, /* repeated fixed64 */
     TYPE_SLICE_BEGIN = 1,
     TYPE_SLICE_END = 2,
-    /* TrackDescriptor, ProcessDescriptor, ThreadDescriptor */
+    /* TrackDescriptor, ProcessDescriptor */
     TRACK_UUID = 1,
     TRACK_NAME = 2,
     TRACK_PROCESS = 3,
-    TRACK_THREAD = 4,
     TRACK_PARENT_UUID = 5,
     PROCESS_PID = 1,
     PROCESS_NAME = 6,
-    THREAD_PID = 1,
-    THREAD_TID = 2,
-    THREAD_NAME = 5,
     /* ClockSnapshot, Clock */
     SNAPSHOT_CLOCKS = 1,
     CLOCK_ID = 1,
@@ -66,20 +85,24 @@ enum {
     NAME_NAME = 2,
 };
 
-/* Tags: (field << 3) | wire type, each one byte here. */
+/* Tags: (field << 3) | wire type, one byte for fields below 16. */
 #define TAG(field, wire) ((uint8_t)(((field) << 3) | (wire)))
 
 typedef struct writer {
     FILE *out;
     const sp_profile *profile;
     const sp_rank_data *data;
+    const sp_mpi_flows *flows;   /* NULL: no MPI columns */
     uint8_t buf[1 << 16];
     size_t used;
     int failed;
-    /* the lane being written */
-    uint64_t sequence;
+    uint64_t sequence;           /* 1 + part */
+    int started;                 /* the sequence's state was cleared */
+    /* the lane being written: its base V on the virtual clock 64, the last
+     * timestamp written (ns after the origin) */
+    uint64_t lane_base;
     int64_t origin, last_ts;
-    uint8_t *name_sent;          /* per region: interned on this sequence */
+    uint8_t *name_sent;          /* per region: interned on the sequence */
     pb_buf scratch, inner, innermost;
 } writer;
 
@@ -141,11 +164,10 @@ static void describe_process(writer *w, uint32_t rank)
     emit_packet(w, &w->scratch);
 }
 
-/* The lane's thread track, then the first packet of its sequence: cleared
- * state, defaults (track, clock) and the clock snapshot that anchors the
- * incremental clock at `base` ns. */
-static void start_lane(writer *w, uint32_t rank, size_t lane_index, int64_t lane,
-                       uint64_t tid, int64_t base)
+/* The lane's track under its rank's process, then the packet that makes it
+ * the sequence's default track and anchors clock 64 at the lane's base (the
+ * first one also starts the sequence: its state is new). */
+static void start_lane(writer *w, uint32_t rank, size_t lane_index, int64_t lane)
 {
     uint64_t track = process_uuid(rank) + 1 + lane_index;
     char label[512];
@@ -154,22 +176,19 @@ static void start_lane(writer *w, uint32_t rank, size_t lane_index, int64_t lane
     else
         snprintf(label, sizeof label, "rank %u", rank);
 
-    pb_reset(&w->inner);
-    pb_uint(&w->inner, THREAD_PID, (uint64_t)rank + 1);
-    pb_uint(&w->inner, THREAD_TID, tid);
-    pb_string(&w->inner, THREAD_NAME, label);
     pb_reset(&w->innermost);
     pb_uint(&w->innermost, TRACK_UUID, track);
     pb_uint(&w->innermost, TRACK_PARENT_UUID, process_uuid(rank));
     pb_string(&w->innermost, TRACK_NAME, label);
-    pb_message(&w->innermost, TRACK_THREAD, &w->inner);
     pb_reset(&w->scratch);
     pb_message(&w->scratch, PACKET_TRACK_DESCRIPTOR, &w->innermost);
     emit_packet(w, &w->scratch);
 
     pb_reset(&w->scratch);
     pb_uint(&w->scratch, PACKET_SEQUENCE_ID, w->sequence);
-    pb_uint(&w->scratch, PACKET_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+    if (!w->started)
+        pb_uint(&w->scratch, PACKET_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+    w->started = 1;
     pb_reset(&w->inner);
     pb_uint(&w->inner, EVENT_TRACK_UUID, track);
     pb_reset(&w->innermost);
@@ -179,35 +198,68 @@ static void start_lane(writer *w, uint32_t rank, size_t lane_index, int64_t lane
     pb_reset(&w->inner);
     pb_reset(&w->innermost);
     pb_uint(&w->innermost, CLOCK_ID, LANE_CLOCK);
-    pb_uint(&w->innermost, CLOCK_TIMESTAMP, (uint64_t)base);
+    pb_uint(&w->innermost, CLOCK_TIMESTAMP, w->lane_base);
     pb_uint(&w->innermost, CLOCK_INCREMENTAL, 1);
     pb_message(&w->inner, SNAPSHOT_CLOCKS, &w->innermost);
     pb_reset(&w->innermost);
     pb_uint(&w->innermost, CLOCK_ID, BUILTIN_BOOTTIME);
-    pb_uint(&w->innermost, CLOCK_TIMESTAMP, (uint64_t)base);
+    pb_uint(&w->innermost, CLOCK_TIMESTAMP, 0);
     pb_message(&w->inner, SNAPSHOT_CLOCKS, &w->innermost);
     pb_message(&w->scratch, PACKET_CLOCK_SNAPSHOT, &w->inner);
     emit_packet(w, &w->scratch);
-    w->last_ts = base;
+    w->last_ts = 0;
 }
 
-/* A slice event at ns `t` (after the origin).  Begin events carry the name
- * id, and the first one of each region on this lane also interns its name. */
-static void slice_event(writer *w, int64_t t, int begin, uint32_t region)
+/* The lane is written: the next one starts past it on clock 64. */
+static void end_lane(writer *w)
 {
+    w->lane_base += (uint64_t)w->last_ts + 1;
+}
+
+static uint8_t *put_fixed64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        *p++ = (uint8_t)(v >> (8 * i));
+    return p;
+}
+
+/* Flow ids of call i's MPI ends: sends on its begin, receives on its end. */
+static uint8_t *put_flows(writer *w, uint8_t *e, size_t i, int begin)
+{
+    if (!w->flows)
+        return e;
+    size_t n = 0;
+    const sp_mpi_flow_end *f = sp_mpi_flows_at(w->flows, w->data->event[i], &n);
+    for (size_t k = 0; k < n; k++) {
+        if (f[k].send != begin)
+            continue;
+        e = pb_put_varint(e, ((uint64_t)(begin ? EVENT_FLOW_IDS : EVENT_TERMINATING_FLOW_IDS)
+                              << 3) | PB_FIXED64);
+        e = put_fixed64(e, f[k].id);
+    }
+    return e;
+}
+
+/* A slice event of call i at ns `t` (after the origin).  Begin events carry
+ * the name id, and the first one of each region also interns its name. */
+static void slice_event(writer *w, int64_t t, int begin, size_t i)
+{
+    uint32_t region = w->data->calls.region[i];
     if (t < w->last_ts)
         t = w->last_ts; /* never back in time: the clock is incremental */
     uint64_t delta = (uint64_t)(t - w->last_ts);
     w->last_ts = t;
     uint64_t iid = (uint64_t)region + 1;
 
-    uint8_t event[16], *e = event;
+    /* type, name id, and at most two flow ids (an MPI_Sendrecv's) */
+    uint8_t event[4 + 10 + 2 * 10], *e = event;
     *e++ = TAG(EVENT_TYPE, PB_VARINT);
     *e++ = begin ? TYPE_SLICE_BEGIN : TYPE_SLICE_END;
     if (begin) {
         *e++ = TAG(EVENT_NAME_IID, PB_VARINT);
         e = pb_put_varint(e, iid);
     }
+    e = put_flows(w, e, i, begin);
     size_t event_len = (size_t)(e - event);
 
     const char *name = NULL;
@@ -257,20 +309,18 @@ static void slice_event(writer *w, int64_t t, int begin, uint32_t region)
 static int open_call(void *ctx, size_t i)
 {
     writer *w = ctx;
-    const sp_calls *c = &w->data->calls;
-    slice_event(w, c->start[i] - w->origin, 1, c->region[i]);
+    slice_event(w, w->data->calls.start[i] - w->origin, 1, i);
     return w->failed;
 }
 
 static int close_call(void *ctx, size_t i)
 {
     writer *w = ctx;
-    const sp_calls *c = &w->data->calls;
-    slice_event(w, c->end[i] - w->origin, 0, c->region[i]);
+    slice_event(w, w->data->calls.end[i] - w->origin, 0, i);
     return w->failed;
 }
 
-static int write_rank(writer *w, uint64_t *tid, char *err, size_t errlen)
+static int write_rank(writer *w, char *err, size_t errlen)
 {
     const sp_calls *c = &w->data->calls;
     sp_lane_walk walk;
@@ -282,11 +332,9 @@ static int write_rank(writer *w, uint64_t *tid, char *err, size_t errlen)
     for (size_t t = 0; t < walk.num_lanes && !w->failed; t++) {
         if (!walk.lane_calls[t])
             continue;
-        w->sequence++;
-        memset(w->name_sent, 0, w->profile->num_names);
-        int64_t first = c->start[walk.first_root[t]] - w->origin;
-        start_lane(w, w->data->rank, t, walk.lanes[t], ++*tid, first > 0 ? first : 0);
+        start_lane(w, w->data->rank, t, walk.lanes[t]);
         sp_lane_walk_visit(&walk, c, t, open_call, close_call, w);
+        end_lane(w);
     }
     sp_lane_walk_free(&walk);
     if (w->failed)
@@ -294,8 +342,20 @@ static int write_rank(writer *w, uint64_t *tid, char *err, size_t errlen)
     return w->failed ? -1 : 0;
 }
 
-int sp_export_perfetto(FILE *out, const sp_profile *profile, const sp_export_options *options,
-                       char *err, size_t errlen)
+/* Time zero of the trace: the run's start, or the earliest call when a rank
+ * started before it (ranks' clocks differ), as BOOTTIME cannot go below 0. */
+static int64_t trace_origin(const sp_profile *profile)
+{
+    int64_t origin = sp_profile_origin_ns(profile);
+    for (size_t i = 0; profile->start && i < profile->num_events; i++)
+        if (profile->start[i] < origin)
+            origin = profile->start[i];
+    return origin;
+}
+
+/* The selected ranks as part `part` of a trace (see the top comment). */
+static int export_part(FILE *out, const sp_profile *profile, const sp_export_options *options,
+                       uint32_t part, char *err, size_t errlen)
 {
     const sp_selection *sel = options ? options->selection : NULL;
     uint32_t *ranks = NULL;
@@ -309,10 +369,21 @@ int sp_export_perfetto(FILE *out, const sp_profile *profile, const sp_export_opt
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    sp_mpi_flows flows = {0};
+    if (profile->extra[SP_EXTRA_MPI_COMM]) {
+        if (sp_mpi_flows_build_selected(profile, sel, ranks, num_ranks, &flows, err, errlen)) {
+            free(w->name_sent);
+            free(w);
+            free(ranks);
+            return -1;
+        }
+        w->flows = &flows;
+    }
     w->out = out;
     w->profile = profile;
-    w->origin = sp_profile_origin_ns(profile);
-    uint64_t calls = 0, tid = 0;
+    w->origin = trace_origin(profile);
+    w->sequence = 1 + (uint64_t)part;
+    uint64_t calls = 0;
     int rc = 0;
     for (long k = 0; k < num_ranks && rc == 0; k++) {
         sp_rank_data data;
@@ -322,7 +393,7 @@ int sp_export_perfetto(FILE *out, const sp_profile *profile, const sp_export_opt
         }
         w->data = &data;
         if (data.calls.n)
-            rc = write_rank(w, &tid, err, errlen);
+            rc = write_rank(w, err, errlen);
         calls += data.calls.n;
         sp_rank_data_free(&data);
     }
@@ -336,6 +407,7 @@ int sp_export_perfetto(FILE *out, const sp_profile *profile, const sp_export_opt
                  profile->path ? profile->path : "profile");
         rc = -1;
     }
+    sp_mpi_flows_free(&flows);
     pb_free(&w->scratch);
     pb_free(&w->inner);
     pb_free(&w->innermost);
@@ -343,4 +415,10 @@ int sp_export_perfetto(FILE *out, const sp_profile *profile, const sp_export_opt
     free(w);
     free(ranks);
     return rc;
+}
+
+int sp_export_perfetto(FILE *out, const sp_profile *profile, const sp_export_options *options,
+                       char *err, size_t errlen)
+{
+    return export_part(out, profile, options, 0, err, errlen);
 }

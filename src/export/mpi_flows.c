@@ -1,6 +1,7 @@
 /* mpi_flows.c - see mpi_flows.h. */
 #include "mpi_flows.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 struct end {
@@ -99,6 +100,35 @@ oom:
     free(recvs);
     sp_mpi_flows_free(out);
     return -1;
+}
+
+int sp_mpi_flows_build_selected(const sp_profile *p, const sp_selection *sel,
+                                const uint32_t *ranks, long num_ranks, sp_mpi_flows *out,
+                                char *err, size_t errlen)
+{
+    *out = (sp_mpi_flows){0};
+    unsigned char *kept = calloc(p->num_events ? p->num_events : 1, 1);
+    if (!kept) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = 0;
+    for (long k = 0; k < num_ranks && rc == 0; k++) {
+        sp_rank_data data;
+        if (sp_rank_data_load(p, ranks[k], sel, &data, err, errlen) < 0) {
+            rc = -1;
+            break;
+        }
+        for (size_t i = 0; i < data.calls.n; i++)
+            kept[data.event[i]] = 1;
+        sp_rank_data_free(&data);
+    }
+    if (rc == 0 && sp_mpi_flows_build(p, kept, out) != 0) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    free(kept);
+    return rc;
 }
 
 void sp_mpi_flows_free(sp_mpi_flows *flows)

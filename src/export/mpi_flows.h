@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "scopeprof/export.h"
 #include "scopeprof/profile.h"
 
 typedef struct sp_mpi_flow_end {
@@ -35,6 +36,11 @@ typedef struct sp_mpi_flows {
  * 0, or -1 when out of memory.  A profile without the MPI columns gives
  * no ends. */
 int sp_mpi_flows_build(const sp_profile *p, const unsigned char *kept, sp_mpi_flows *out);
+/* The same among the calls an export keeps: the selected ranks (ranks[],
+ * num_ranks of them) after the selection's filters.  0, or -1 with err. */
+int sp_mpi_flows_build_selected(const sp_profile *p, const sp_selection *sel,
+                                const uint32_t *ranks, long num_ranks, sp_mpi_flows *out,
+                                char *err, size_t errlen);
 void sp_mpi_flows_free(sp_mpi_flows *flows);
 /* The ends at event e: *count of them (0, 1 or 2) starting at the result. */
 const sp_mpi_flow_end *sp_mpi_flows_at(const sp_mpi_flows *flows, uint64_t e, size_t *count);
