@@ -361,3 +361,79 @@ Test(export_warnings, name_the_command_that_wrote)
                  text);
     free(text);
 }
+
+/* ---- the JSON exports point to Perfetto above a million events ---------- */
+
+/* n back-to-back calls of one region on rank 0, built directly (the
+ * builder above is for small profiles). */
+static sp_profile *many_calls(size_t n)
+{
+    sp_profile *p = sp_profile_new();
+    cr_assert_not_null(p);
+    int64_t region = sp_profile_intern_name(p, "tick");
+    p->start = malloc(n * sizeof *p->start);
+    p->end = malloc(n * sizeof *p->end);
+    p->rows = calloc(1, sizeof *p->rows);
+    cr_assert(p->start && p->end && p->rows);
+    for (size_t i = 0; i < n; i++) {
+        p->start[i] = (int64_t)i * 10;
+        p->end[i] = (int64_t)i * 10 + 5;
+    }
+    sp_row *row = &p->rows[p->num_rows++];
+    row->region = (uint32_t)region;
+    row->count = n;
+    row->source_line = -1;
+    row->exclusive_total = -1;
+    row->source_file = strdup("");
+    row->source_text = strdup("");
+    row->tags = strdup("[]");
+    row->event_metadata = strdup("[]");
+    p->num_ranks = 1;
+    p->num_events = n;
+    return p;
+}
+
+/* Each JSON export's warning, or "" when it printed none. */
+static char *export_warning(int (*fn)(FILE *, const sp_profile *, const sp_export_options *,
+                                      char *, size_t),
+                            const sp_profile *p)
+{
+    char *text = NULL, err[512] = "";
+    size_t len = 0;
+    FILE *warnings = open_memstream(&text, &len), *out = fopen("/dev/null", "w");
+    cr_assert(warnings && out);
+    sp_export_options o = {.warnings = warnings, .call_paths = 1};
+    cr_assert_eq(fn(out, p, &o, err, sizeof err), 0, "%s", err);
+    fclose(out);
+    fclose(warnings);
+    return text;
+}
+
+Test(export_warnings, json_exports_point_to_perfetto_above_a_million_events, .timeout = 120)
+{
+    static const struct {
+        int (*fn)(FILE *, const sp_profile *, const sp_export_options *, char *, size_t);
+        const char *says;
+    } exports[] = {
+        /* chrome and json: an event per call; speedscope: open and close */
+        {sp_export_chrome, "the chrome export holds 1000001 events"},
+        {sp_export_speedscope, "the speedscope export holds 2000002 events"},
+        {sp_export_json, "the json export holds 1000001 events"},
+    };
+    sp_profile *big = many_calls(1000001), *small = many_calls(500000);
+    for (size_t k = 0; k < sizeof exports / sizeof exports[0]; k++) {
+        char *text = export_warning(exports[k].fn, big);
+        cr_assert(strstr(text, exports[k].says), "%s", text);
+        cr_assert(strstr(text, "`scopeprof export perfetto`"), "%s", text);
+        free(text);
+        text = export_warning(exports[k].fn, small); /* speedscope: exactly a million */
+        cr_assert_str_empty(text, "a warning below the limit: %s", text);
+        free(text);
+    }
+    /* the binary trace is the way out: it does not warn */
+    char *text = export_warning(sp_export_perfetto, big);
+    cr_assert_str_empty(text, "%s", text);
+    free(text);
+    sp_profile_free(big);
+    sp_profile_free(small);
+}
