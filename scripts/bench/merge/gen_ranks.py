@@ -44,7 +44,8 @@ def write_rank(path, rank, events, size, rng, crossing=False):
         d = rng.integers(1100, 1900, n) if crossing else rng.integers(100, 900, n)
         d = d.astype(np.int64)
         starts = [np.array([0], dtype=np.int64)]
-        durations = [np.array([1000 * (n + 2)], dtype=np.int64)]
+        # main covers the calls, which are shifted by the rank (+ rank ns)
+        durations = [np.array([1000 * (n + 2) + rank], dtype=np.int64)]
         for k in (0, 1):
             s, dd = t[k::2], d[k::2]
             starts.append(np.diff(s, prepend=0))
