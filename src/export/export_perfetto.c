@@ -144,9 +144,18 @@ static void emit_packet(writer *w, const pb_buf *body)
     w->used += (size_t)(p - start) + body->len;
 }
 
+/* Track uuids from the rank and lane index alone (so that parts never
+ * collide), small so that their varints are: processes odd, lanes even,
+ * numbered by Cantor's pairing of (rank, lane index). */
 static uint64_t process_uuid(uint32_t rank)
 {
-    return ((uint64_t)rank + 1) << 32;
+    return 2 * (uint64_t)rank + 1;
+}
+
+static uint64_t lane_uuid(uint32_t rank, size_t lane_index)
+{
+    uint64_t sum = (uint64_t)rank + lane_index;
+    return 2 * (sum * (sum + 1) / 2 + lane_index) + 2;
 }
 
 static void describe_process(writer *w, uint32_t rank)
@@ -165,11 +174,13 @@ static void describe_process(writer *w, uint32_t rank)
 }
 
 /* The lane's track under its rank's process, then the packet that makes it
- * the sequence's default track and anchors clock 64 at the lane's base (the
- * first one also starts the sequence: its state is new). */
-static void start_lane(writer *w, uint32_t rank, size_t lane_index, int64_t lane)
+ * the sequence's default track (the first one also starts the sequence:
+ * its state is new).  When the lane starts before the last timestamp
+ * written, that packet also re-anchors clock 64 past the range used so far
+ * (see the top comment); a lane that starts later just goes on. */
+static void start_lane(writer *w, uint32_t rank, size_t lane_index, int64_t lane, int64_t first)
 {
-    uint64_t track = process_uuid(rank) + 1 + lane_index;
+    uint64_t track = lane_uuid(rank, lane_index);
     char label[512];
     if (w->data->calls.lane)
         sp_lane_label(w->profile, rank, lane, label, sizeof label);
@@ -188,32 +199,30 @@ static void start_lane(writer *w, uint32_t rank, size_t lane_index, int64_t lane
     pb_uint(&w->scratch, PACKET_SEQUENCE_ID, w->sequence);
     if (!w->started)
         pb_uint(&w->scratch, PACKET_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
-    w->started = 1;
     pb_reset(&w->inner);
     pb_uint(&w->inner, EVENT_TRACK_UUID, track);
     pb_reset(&w->innermost);
     pb_uint(&w->innermost, DEFAULTS_CLOCK_ID, LANE_CLOCK);
     pb_message(&w->innermost, DEFAULTS_TRACK_EVENT, &w->inner);
     pb_message(&w->scratch, PACKET_DEFAULTS, &w->innermost);
-    pb_reset(&w->inner);
-    pb_reset(&w->innermost);
-    pb_uint(&w->innermost, CLOCK_ID, LANE_CLOCK);
-    pb_uint(&w->innermost, CLOCK_TIMESTAMP, w->lane_base);
-    pb_uint(&w->innermost, CLOCK_INCREMENTAL, 1);
-    pb_message(&w->inner, SNAPSHOT_CLOCKS, &w->innermost);
-    pb_reset(&w->innermost);
-    pb_uint(&w->innermost, CLOCK_ID, BUILTIN_BOOTTIME);
-    pb_uint(&w->innermost, CLOCK_TIMESTAMP, 0);
-    pb_message(&w->inner, SNAPSHOT_CLOCKS, &w->innermost);
-    pb_message(&w->scratch, PACKET_CLOCK_SNAPSHOT, &w->inner);
+    if (!w->started || first < w->last_ts) {
+        if (w->started) /* [lane_base, lane_base + last_ts] is used */
+            w->lane_base += (uint64_t)w->last_ts + 1;
+        w->last_ts = 0;
+        pb_reset(&w->inner);
+        pb_reset(&w->innermost);
+        pb_uint(&w->innermost, CLOCK_ID, LANE_CLOCK);
+        pb_uint(&w->innermost, CLOCK_TIMESTAMP, w->lane_base);
+        pb_uint(&w->innermost, CLOCK_INCREMENTAL, 1);
+        pb_message(&w->inner, SNAPSHOT_CLOCKS, &w->innermost);
+        pb_reset(&w->innermost);
+        pb_uint(&w->innermost, CLOCK_ID, BUILTIN_BOOTTIME);
+        pb_uint(&w->innermost, CLOCK_TIMESTAMP, 0);
+        pb_message(&w->inner, SNAPSHOT_CLOCKS, &w->innermost);
+        pb_message(&w->scratch, PACKET_CLOCK_SNAPSHOT, &w->inner);
+    }
+    w->started = 1;
     emit_packet(w, &w->scratch);
-    w->last_ts = 0;
-}
-
-/* The lane is written: the next one starts past it on clock 64. */
-static void end_lane(writer *w)
-{
-    w->lane_base += (uint64_t)w->last_ts + 1;
 }
 
 static uint8_t *put_fixed64(uint8_t *p, uint64_t v)
@@ -332,9 +341,8 @@ static int write_rank(writer *w, char *err, size_t errlen)
     for (size_t t = 0; t < walk.num_lanes && !w->failed; t++) {
         if (!walk.lane_calls[t])
             continue;
-        start_lane(w, w->data->rank, t, walk.lanes[t]);
+        start_lane(w, w->data->rank, t, walk.lanes[t], c->start[walk.first_root[t]] - w->origin);
         sp_lane_walk_visit(&walk, c, t, open_call, close_call, w);
-        end_lane(w);
     }
     sp_lane_walk_free(&walk);
     if (w->failed)

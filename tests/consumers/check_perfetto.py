@@ -83,6 +83,8 @@ def slices_of(trace):
             anchors.append((sid, v, boot))
             s["ts"] = v
             continue
+        if which is None and p.HasField("trace_packet_defaults"):
+            continue  # the next lane's track, on the same clock
         if which != "track_event":
             fail(f"unexpected packet {which}")
         if s["ts"] is None:
@@ -154,7 +156,28 @@ def decode_checked(name, data):
     return pb.Trace.FromString(data)
 
 
-for name, h5, truth in inputs(d):
+def sequential_input(d):
+    """A file (written by h5py, tests/consumers/make_profile.py's writer)
+    whose lanes partly follow each other in time, in the order the export
+    walks them (threads backwards): rank 0's w0 then MainThread, later,
+    then rank 1's w0 starting earlier again, then its MainThread after it.
+    Clock 64 is re-anchored only where time goes back: 2 snapshots."""
+    import make_profile as mp
+    mp.CALLS = [
+        (0, 1, "work", 0, 10), (0, 1, "solve", 2, 8),
+        (0, 0, "main", 20, 30), (0, 0, "setup", 21, 22), (0, 0, "solve", 23, 29),
+        (1, 1, "work", 5, 45), (1, 1, "solve", 6, 7),
+        (1, 0, "main", 50, 60), (1, 0, "setup", 51, 59),
+    ]
+    mp.THREADS = {0: [(0, "MainThread"), (1, "w0")], 1: [(0, "MainThread"), (1, "w0")]}
+    h5 = os.path.join(d, "sequential.h5")
+    mp.write(h5)
+    truth = {"origin": mp.ORIGIN, "calls": mp.reconstruct(mp.CALLS),
+             "threads": {str(k): v for k, v in mp.THREADS.items()}}
+    return ("sequential", [h5], truth)
+
+
+for name, h5, truth in inputs(d) + [sequential_input(d)]:
     out = os.path.join(d, name + ".pftrace")
     scopeprof("export", "perfetto", *h5, "-o", out)
     with open(out, "rb") as f:
@@ -172,6 +195,9 @@ for name, h5, truth in inputs(d):
     lanes = {(c["rank"], c["thread"]) for c in truth["calls"]}
     if len(tracks) != len(lanes):
         fail(f"{name}: {len(tracks)} thread tracks for {len(lanes)} lanes")
+    snapshots = sum(p.HasField("clock_snapshot") for p in trace.packet)
+    if name == "sequential" and snapshots != 2:
+        fail(f"sequential: {snapshots} clock snapshots, expected 2 (only where time goes back)")
     per_call = len(data) / len(exp)
     if len(exp) >= 1000 and per_call > 24:
         fail(f"{name}: {per_call:.1f} bytes per call (at most 24)")
