@@ -13,14 +13,17 @@
  *   - an incremental clock (id 64): each packet's timestamp is the delta to
  *     the previous one; a lane's depth-first walk never goes back in time.
  * Lanes are written one after the other.  Each starts with a packet that
- * sets its track as the default and a clock snapshot re-anchoring clock 64
- * (Perfetto: "the first packet timestamp after each ClockSnapshot that
- * contains this clock is relative to the timestamp in the ClockSnapshot").
- * The trace processor refuses a snapshot that moves a clock backwards, so
- * clock 64 is a virtual time that only grows: lane k owns the interval
- * [V_k, V_k + its last timestamp], V_{k+1} past it, and every snapshot says
- * "V_k on clock 64 is 0 ns on BOOTTIME" (BOOTTIME stays at 0, never goes
- * back); an event at t ns after the origin is at V_k + t on clock 64.
+ * sets its track as the default; when the lane starts before the last
+ * timestamp written, that packet also holds a clock snapshot re-anchoring
+ * clock 64 (Perfetto: "the first packet timestamp after each ClockSnapshot
+ * that contains this clock is relative to the timestamp in the
+ * ClockSnapshot").  The trace processor refuses a snapshot that moves a
+ * clock backwards, so clock 64 is a virtual time that only grows: each
+ * anchor k owns the interval [V_k, V_k + the last timestamp written under
+ * it], V_{k+1} lies past it, and every snapshot says "V_k on clock 64 is
+ * 0 ns on BOOTTIME" (BOOTTIME stays at 0, never goes back); an event at t ns
+ * after the origin is at V_k + t on clock 64, and the trace processor
+ * converts it through the latest snapshot at or before it: its own.
  *
  * A call is then two packets, SLICE_BEGIN(name id) and SLICE_END, 20 bytes
  * plus its two timestamp deltas.  MPI messages (mpi_flows.h) are flows: the
