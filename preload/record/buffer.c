@@ -79,7 +79,8 @@ struct sp_chunk *sp_chunk_new(void)
 {
     /* Fresh pages are zero and only touched as events are written: a
      * lane's first chunk costs a page until it records more. */
-    struct sp_chunk *chunk = pages_alloc(sizeof *chunk);
+    void *m = mmap(NULL, sizeof(struct sp_chunk), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    struct sp_chunk *chunk = m == MAP_FAILED ? NULL : m;
     if (chunk)
         __atomic_add_fetch(&sp_buffer_bytes, sizeof *chunk, __ATOMIC_RELAXED);
     return chunk;
@@ -111,7 +112,7 @@ int sp_lane_next_chunk(struct sp_lane *lane, int64_t now)
     int (*chunk_full)(struct sp_lane *, int64_t) = SP_LOAD(sp_record_hooks.chunk_full);
     if (chunk_full && chunk_full(lane, now))
         return 0;
-    struct sp_chunk *chunk = sp_chunk_new();
+    struct sp_chunk *chunk = sp_chunk_new_populated();
     if (!chunk) {
         /* No memory for more events: keep exact counts and totals only
          * (the hot path never writes past a full chunk). */

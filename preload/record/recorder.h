@@ -265,7 +265,11 @@ int sp_lane_grow_counters(struct sp_lane *lane, uint32_t region);
  * and start a new one.  -1 if no memory. */
 int sp_lane_next_chunk(struct sp_lane *lane, int64_t now);
 /* A new chunk (mmap'ed: safe in a signal handler), or NULL; and its end. */
+/* A lane's first chunk: mapped lazily (buffer.c). */
 struct sp_chunk *sp_chunk_new(void);
+/* Its later chunks: faulted in ahead, from huge-page arenas where that is
+ * cheaper (chunk_pages.c). */
+struct sp_chunk *sp_chunk_new_populated(void);
 void sp_chunk_free(struct sp_chunk *k);
 /* Begins of this lane take the slow path from now on, and so do the ends
  * of the calls open now (owner thread). */
