@@ -30,7 +30,7 @@ int sp_lane_grow_stack(struct sp_lane *lane)
     struct sp_open *grown = pages_alloc(((size_t)cap + 1) * sizeof *grown);
     if (!grown)
         return -1;
-    grown[0] = (struct sp_open){.start = 0, .region = UINT32_MAX, .task = SP_TASK_SENTINEL};
+    grown[0] = (struct sp_open){.start = 0, .region = UINT32_MAX, .task = SP_OPEN_SENTINEL};
     grown++;
     uint32_t depth = lane->depth;
     for (uint32_t i = 0; i < depth; i++) {
@@ -38,9 +38,6 @@ int sp_lane_grow_stack(struct sp_lane *lane)
         grown[i].region = SP_LOAD(lane->stack[i].region);
         grown[i].task = SP_LOAD(lane->stack[i].task);
     }
-    /* Free slots hold SP_TASK_NONE: the fast begin writes only the region. */
-    for (uint32_t i = depth; i < cap; i++)
-        grown[i].task = SP_TASK_NONE;
     /* Readers on other threads may still hold the old array (exit-time
      * reports): it is retired, not freed.  Geometric growth bounds the
      * waste to the size of the live stack. */
@@ -136,8 +133,8 @@ void sp_lane_go_slow(struct sp_lane *lane)
     lane->limit = 0;
     uint32_t depth = lane->depth;
     for (uint32_t i = 0; i < depth; i++)
-        if (lane->stack[i].task == SP_TASK_NONE)
-            SP_STORE(lane->stack[i].task, SP_TASK_NONE_SLOW);
+        if (lane->stack[i].task == SP_OPEN_FAST)
+            SP_STORE(lane->stack[i].task, SP_OPEN_SLOW);
 }
 
 /* ---- derived statistics --------------------------------------------------- */
@@ -304,7 +301,7 @@ static struct sp_chunk *small_chunk(uint32_t events)
 
 /* Below the stack of a retired lane: the sentinel, and no room. */
 static struct sp_open retired_stack[1] = {{.start = 0, .region = UINT32_MAX,
-                                           .task = SP_TASK_SENTINEL}};
+                                           .task = SP_OPEN_SENTINEL}};
 
 void sp_lane_retire(struct sp_lane *lane)
 {

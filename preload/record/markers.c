@@ -124,7 +124,7 @@ static int64_t begin_call(struct sp_lane *lane, int region)
     struct sp_open *o = &lane->stack[depth];
     int32_t task = lane->thread->task;
     SP_STORE(o->region, (uint32_t)region);
-    SP_STORE(o->task, task >= 0 ? task : fast ? SP_TASK_NONE : SP_TASK_NONE_SLOW);
+    SP_STORE(o->task, task >= 0 ? sp_open_tag_of_task(task) : fast ? SP_OPEN_FAST : SP_OPEN_SLOW);
     if (task >= 0)
         sp_task_call_begins(lane, depth, task);
     SP_RELEASE(lane->depth, depth + 1);
@@ -211,7 +211,6 @@ static void end_call(struct sp_lane *lane, uint32_t pos, int64_t now)
     if (SP_UNLIKELY(pos + 1 != depth))
         remove_from_stack(lane, pos, depth);
     SP_RELEASE(lane->depth, depth - 1);
-    SP_STORE(lane->stack[depth - 1].task, SP_TASK_NONE); /* the freed slot, see fast_begin */
 
     int64_t d = now - start;
     if (SP_UNLIKELY(lane->stopped)) {
@@ -314,7 +313,9 @@ typedef uint32_t sp_tsc_half __attribute__((may_alias));
     __asm__("movl %k2, %0\n\tmovl %k3, %1"                                         \
             : "=m"(((sp_tsc_half *)&(field))[0]), "=m"(((sp_tsc_half *)&(field))[1])  \
             : "r"(lo), "r"(hi))
+#define JOIN_TSC(lo, hi) ((int64_t)((uint64_t)(hi) << 32 | (lo)))
 #else
+#define JOIN_TSC(lo, hi) ((int64_t)((uint64_t)(hi) << 32 | (lo)))
 #define READ_TSC(lo, hi) \
     do { uint64_t t_ = (uint64_t)sp_raw_ticks(); lo = (uint32_t)t_; hi = (uint32_t)(t_ >> 32); } while (0)
 #define STORE_TSC(field, lo, hi) SP_STORE(field, (int64_t)((uint64_t)(hi) << 32 | (lo)))
@@ -349,10 +350,9 @@ static inline __attribute__((always_inline)) void fast_begin(struct sp_profiler 
         begin_slow(region, p);
         return;
     }
-    /* Slots above the top always hold SP_TASK_NONE (sp_lane_pop_slot):
-     * only the region is written. */
+    /* Region and tag "fast" in one store (sp_open.key). */
     struct sp_open *o = &lane->stack[depth];
-    SP_STORE(o->region, (uint32_t)region);
+    SP_STORE(o->key, (uint64_t)(uint32_t)region);
     SP_RELEASE(lane->depth, depth + 1);
     /* The clock is read last, so the bookkeeping above is not timed. */
     uint32_t lo, hi;
@@ -369,16 +369,18 @@ static inline __attribute__((always_inline)) void fast_end(struct sp_profiler *p
         end_slow(region, p, 0, (uintptr_t)__builtin_return_address(0));
         return;
     }
-    int64_t now = sp_raw_ticks();
+    uint64_t key = (uint32_t)region; /* sp_open.key of a fast call */
+    uint32_t lo, hi;
+    READ_TSC(lo, hi);
     sp_tls_lane = (struct sp_lane *)p;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     uint32_t depth = lane->depth;
     /* depth 0 reads the sentinel at stack[-1], which matches nothing. */
     struct sp_open *o = lane->stack + ((int64_t)depth - 1);
     /* Plain loads: only this thread writes its stack. */
-    if (SP_UNLIKELY(o->region != (uint32_t)region || o->task != SP_TASK_NONE)) {
+    if (SP_UNLIKELY(o->key != key)) {
         sp_record_leave(lane);
-        end_slow(region, p, now, (uintptr_t)__builtin_return_address(0));
+        end_slow(region, p, JOIN_TSC(lo, hi), (uintptr_t)__builtin_return_address(0));
         return;
     }
     int64_t start = o->start;
@@ -387,14 +389,14 @@ static inline __attribute__((always_inline)) void fast_end(struct sp_profiler *p
     sp_event *e = &lane->tail->events[used];
     /* One store per field (the compiler's vector merge costs more). */
     SP_STORE(e->start, start);
-    SP_STORE(e->end, now);
-    SP_STORE(e->region, (uint32_t)region);
+    STORE_TSC(e->end, lo, hi); /* the halves as they come, as in fast_begin */
+    SP_STORE(e->region, (uint32_t)key);
     SP_STORE(e->task, SP_TASK_NONE);
     used++;
     SP_RELEASE(lane->used, used);
     /* Every 256 exits, and at a full chunk (SP_CHUNK_EVENTS). */
     if (SP_UNLIKELY((uint8_t)used == SP_CPU_SAMPLE_MASK)) {
-        every_256_then_leave(lane, now, used);
+        every_256_then_leave(lane, JOIN_TSC(lo, hi), used);
         return;
     }
     sp_record_leave(lane);

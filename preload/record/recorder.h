@@ -7,7 +7,7 @@
  * fast one falls into through checks it makes anyway: lane->limit is 0
  * whenever a begin needs more than a push (clock timer, a task running, an
  * error to clear, ON_FULL=stop reached, include/exclude filters), and an
- * open call tagged SP_TASK_NONE_SLOW (or with a task) is never ended by
+ * open call tagged SP_OPEN_SLOW (or with a task) is never ended by
  * the fast path.  Per-region statistics are not kept per call: they are
  * derived from the events on demand (sp_lane_fold), and kept live only for
  * calls whose events are dropped.
@@ -56,15 +56,19 @@
 #define SP_ACQUIRE(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #define SP_RELEASE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
 
-/* Open-call task tags besides task ids: the thread's own stack, ended by
- * the fast path; the same but to be ended by the slow path; the sentinel
- * below stack[0], which matches no end. */
+/* No task (events' and threads' task value). */
 #define SP_TASK_NONE (-1)
-#define SP_TASK_NONE_SLOW (-2)
-#define SP_TASK_SENTINEL (-3)
+/* Open-call tags (sp_open.task): the thread's own stack, ended by the fast
+ * path (0, so that the fast path compares region and tag as one 64-bit
+ * key); the same but to be ended by the slow path; the sentinel below
+ * stack[0], which matches no end; task t is stored as t + 1. */
+#define SP_OPEN_FAST 0
+#define SP_OPEN_SLOW (-1)
+#define SP_OPEN_SENTINEL (-2)
+static inline int32_t sp_open_tag_of_task(int32_t task) { return task + 1; }
 static inline int32_t sp_open_task(int32_t tag)
 {
-    return tag == SP_TASK_NONE_SLOW ? SP_TASK_NONE : tag;
+    return tag > 0 ? tag - 1 : SP_TASK_NONE;
 }
 
 /* First word of the objects sp_tls_lane points at while its thread is
@@ -107,8 +111,14 @@ struct sp_folded {
 /* One open call on a lane's stack. */
 struct sp_open {
     int64_t start;          /* ticks (timer.h) */
-    uint32_t region;
-    int32_t task;
+    union {
+        struct {
+            uint32_t region;
+            int32_t task;   /* tag, see SP_OPEN_FAST */
+        };
+        uint64_t key;       /* region | tag << 32: what the fast path writes
+                               and compares (x86-64 is little-endian) */
+    };
 };
 
 struct sp_chunk {
@@ -129,7 +139,7 @@ struct sp_lane {
     struct sp_thread *thread;
     struct sp_lane *next_in_profiler;
 
-    /* open calls; stack[-1] is a sentinel (SP_TASK_SENTINEL) */
+    /* open calls; stack[-1] is a sentinel (SP_OPEN_SENTINEL) */
     struct sp_open *stack;
     uint32_t depth;         /* published (release) for readers */
     uint32_t stack_cap;

@@ -201,8 +201,6 @@ static void thread_exited(void *arg)
                 SP_STORE(lane->counters[region].abandoned, lane->counters[region].abandoned + 1);
         }
         SP_RELEASE(lane->depth, 0);
-        for (uint32_t d = 0; d < depth; d++)
-            SP_STORE(lane->stack[d].task, SP_TASK_NONE); /* free slots (markers.c) */
     }
     /* A task still running on the dying thread ends its step here. */
     if (t->task >= 0)
