@@ -59,25 +59,12 @@ struct sp_profiler *sp_profiler_new(const char *prefix, int rank, int is_default
     return p;
 }
 
-/* Eight bytes at a time (a multiply-xorshift per word): the lookup of an
- * existing name is the Fortran name API's per-call cost, and Fortran names
- * are often long. */
 static uint32_t hash_name(const char *s)
 {
-    size_t n = strlen(s);
-    uint64_t h = 0x9e3779b97f4a7c15u ^ n, w;
-    for (; n >= 8; n -= 8, s += 8) {
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdu;
-        h ^= h >> 32;
-    }
-    if (n) {
-        w = 0;
-        memcpy(&w, s, n);
-        h = (h ^ w) * 0xff51afd7ed558ccdu;
-        h ^= h >> 32;
-    }
-    return (uint32_t)h;
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
 }
 
 /* table[0] is the capacity, slots follow; a slot holds id + 1, 0 = empty. */
