@@ -123,7 +123,7 @@ int sp_lane_next_chunk(struct sp_lane *lane, int64_t now)
     lane->tail->count = SP_CHUNK_EVENTS;
     lane->tail->next = chunk;
     lane->tail = chunk;
-    SP_RELEASE(lane->used, 0);
+    SP_RELEASE(lane->next, chunk->events);
     pthread_mutex_unlock(&lane->lock);
     return 0;
 }
@@ -176,7 +176,7 @@ void sp_lane_fold(struct sp_lane *lane)
 {
     struct sp_chunk *k = lane->fold_chunk;
     uint32_t i = lane->fold_index;
-    uint32_t used = SP_ACQUIRE(lane->used);
+    uint32_t used = sp_lane_used(lane);
     for (;;) {
         uint32_t end = k == lane->tail ? used : k->count;
         for (; i < end; i++)
@@ -232,7 +232,7 @@ void sp_lane_restart_tail(struct sp_lane *lane)
     lane->head_skip = 0;
     lane->fold_chunk = lane->tail;
     lane->fold_index = 0;
-    SP_RELEASE(lane->used, 0);
+    SP_RELEASE(lane->next, lane->tail->events);
     pthread_mutex_unlock(&lane->lock);
 }
 
@@ -248,7 +248,7 @@ void sp_lane_reset_events(struct sp_lane *lane)
         c = next;
     }
     lane->head = lane->tail;
-    lane->head_skip = SP_ACQUIRE(lane->used);
+    lane->head_skip = sp_lane_used(lane);
     lane->fold_chunk = lane->tail;
     lane->fold_index = lane->head_skip;
     if (lane->folded)
@@ -321,7 +321,7 @@ void sp_lane_retire(struct sp_lane *lane)
     lane->limit = 0;
     SP_STORE(lane->retired, 1);
     struct sp_chunk *big = lane->tail;
-    uint32_t used = lane->used;
+    uint32_t used = sp_lane_used(lane);
     struct sp_chunk *small = NULL;
     if (lane->head == big && used <= SMALL_MAX_EVENTS && !big->await_ns &&
         (small = small_chunk(used)) != NULL) {
@@ -331,6 +331,7 @@ void sp_lane_retire(struct sp_lane *lane)
         small->converted = big->converted;
         memcpy(small->events, big->events, (size_t)used * sizeof(sp_event));
         lane->head = lane->tail = small;
+        SP_RELEASE(lane->next, small->events + used);
         if (lane->fold_chunk == big)
             lane->fold_chunk = small;
     }

@@ -229,15 +229,15 @@ static void end_call(struct sp_lane *lane, uint32_t pos, int64_t now)
             every_256_exits(lane, now, 0);
         return;
     }
-    uint32_t used = lane->used;
-    sp_event *e = &lane->tail->events[used];
+    sp_event *e = lane->next;
+    uint32_t used = (uint32_t)(e - lane->tail->events);
     e->start = start;
     e->end = now;
     e->region = region;
     e->task = task;
     if (SP_UNLIKELY(task >= 0))
         sp_task_store_await(lane, used, await);
-    SP_RELEASE(lane->used, used + 1);
+    SP_RELEASE(lane->next, e + 1);
     if (((used + 1) & SP_CPU_SAMPLE_MASK) == SP_CPU_SAMPLE_MASK)
         every_256_exits(lane, now, used + 1 == SP_CHUNK_EVENTS);
 }
@@ -324,9 +324,9 @@ typedef uint32_t sp_tsc_half __attribute__((may_alias));
 /* The fast path's every-256 call: the same, then leave the recorder (a
  * tail call, so sp_end needs no stack frame). */
 static __attribute__((noinline)) void every_256_then_leave(struct sp_lane *lane, int64_t now,
-                                                           uint32_t used)
+                                                           const sp_event *next)
 {
-    every_256_exits(lane, now, used == SP_CHUNK_EVENTS);
+    every_256_exits(lane, now, next == lane->tail->events + SP_CHUNK_EVENTS);
     sp_record_leave(lane);
 }
 
@@ -385,18 +385,17 @@ static inline __attribute__((always_inline)) void fast_end(struct sp_profiler *p
     }
     int64_t start = o->start;
     SP_RELEASE(lane->depth, depth - 1);
-    uint32_t used = lane->used;
-    sp_event *e = &lane->tail->events[used];
+    sp_event *e = lane->next;
     /* One store per field (the compiler's vector merge costs more). */
     SP_STORE(e->start, start);
     STORE_TSC(e->end, lo, hi); /* the halves as they come, as in fast_begin */
     SP_STORE(e->region, (uint32_t)key);
     SP_STORE(e->task, SP_TASK_NONE);
-    used++;
-    SP_RELEASE(lane->used, used);
+    e++;
+    SP_RELEASE(lane->next, e);
     /* Every 256 exits, and at a full chunk (SP_CHUNK_EVENTS). */
-    if (SP_UNLIKELY((uint8_t)used == SP_CPU_SAMPLE_MASK)) {
-        every_256_then_leave(lane, JOIN_TSC(lo, hi), used);
+    if (SP_UNLIKELY(((uintptr_t)e & SP_SAMPLE_ADDRESS_MASK) == 0)) {
+        every_256_then_leave(lane, JOIN_TSC(lo, hi), e);
         return;
     }
     sp_record_leave(lane);

@@ -33,6 +33,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -42,8 +43,10 @@
 #include "base/shim.h"
 #include "timer.h"
 
-/* 24-byte header + 4095 events = 24 pages exactly (mmap'ed), and the
- * 256-exit sampling test (used & 0xFF) == 0xFF also catches a full chunk. */
+/* 24-byte header + 4095 events = 24 pages exactly (mmap'ed, so 2 KiB
+ * aligned), and the 256-exit sampling test (events & 0xFF) == 0xFF also
+ * catches a full chunk.  The fast path makes that test on the address of
+ * the next event (SP_SAMPLE_ADDRESS_MASK). */
 #define SP_CHUNK_EVENTS 4095
 #define SP_REGION_BLOCK 1024
 #define SP_MAX_REGION_BLOCKS 4096 /* 4 M regions */
@@ -131,6 +134,13 @@ struct sp_chunk {
     sp_event events[SP_CHUNK_EVENTS];
 };
 _Static_assert(sizeof(struct sp_chunk) == 24 * 4096, "a chunk is 24 whole pages");
+/* After the tail's n-th event the next one is at chunk + 24 (n + 1): a
+ * multiple of 2048 exactly when n + 1 is a multiple of 256 (24 = 8 x 3, and
+ * 3 is invertible modulo 256), i.e. when (n & 0xFF) == 0xFF. */
+_Static_assert(offsetof(struct sp_chunk, events) == sizeof(sp_event) && sizeof(sp_event) == 24 &&
+                   SP_CPU_SAMPLE_MASK == 0xFF && (SP_CHUNK_EVENTS & 0xFF) == 0xFF,
+               "the every-256 test on the next event's address");
+#define SP_SAMPLE_ADDRESS_MASK 2047
 
 struct sp_thread;
 
@@ -148,7 +158,8 @@ struct sp_lane {
     /* completed calls */
     pthread_mutex_t lock;   /* chunk list changes */
     struct sp_chunk *head, *tail;
-    uint32_t used;          /* events in tail, published (release) */
+    sp_event *next;         /* where the tail's next event goes, published
+                               (release); sp_lane_used counts the tail's events */
     uint32_t head_skip;     /* events of the head chunk dropped by sp_reset */
     uint32_t exits;         /* region exits, for CPU sampling */
 
@@ -175,6 +186,12 @@ struct sp_lane {
      * first one.  Set under lock. */
     struct sp_mpi_side *mpi_side;
 };
+
+/* Events in the lane's tail chunk.  Owner thread, or under lane->lock. */
+static inline uint32_t sp_lane_used(const struct sp_lane *lane)
+{
+    return (uint32_t)(SP_ACQUIRE(lane->next) - lane->tail->events);
+}
 
 struct sp_thread {
     int64_t index;          /* dense, registration order */

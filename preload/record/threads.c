@@ -274,6 +274,7 @@ struct sp_lane *sp_lane_create(struct sp_profiler *p)
         free(lane);
         return NULL;
     }
+    lane->next = lane->head->events;
     lane->fold_chunk = lane->head;
     t->lanes[p->slot] = lane;
     pthread_mutex_lock(&p->lock);
