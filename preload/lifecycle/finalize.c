@@ -93,7 +93,7 @@ static int collect_lanes(struct sp_profiler *p, struct collected *c, uint32_t nu
         sp_mpi_side_each(lane, add_mpi, c);
         if (c->mpi_failed)
             rc = -1;
-        uint32_t depth = SP_ACQUIRE(lane->depth);
+        uint32_t depth = sp_lane_depth(lane);
         for (uint32_t d = 0; d < depth; d++) {
             uint32_t region = SP_LOAD(lane->stack[d].region);
             if (region < num_regions)

@@ -32,7 +32,7 @@ int sp_lane_grow_stack(struct sp_lane *lane)
         return -1;
     grown[0] = (struct sp_open){.start = 0, .region = UINT32_MAX, .task = SP_OPEN_SENTINEL};
     grown++;
-    uint32_t depth = lane->depth;
+    uint32_t depth = sp_lane_depth(lane);
     for (uint32_t i = 0; i < depth; i++) {
         grown[i].start = SP_LOAD(lane->stack[i].start);
         grown[i].region = SP_LOAD(lane->stack[i].region);
@@ -43,9 +43,10 @@ int sp_lane_grow_stack(struct sp_lane *lane)
      * waste to the size of the live stack. */
     pthread_mutex_lock(&lane->lock);
     lane->stack = grown;
+    lane->top = grown + depth;
     lane->stack_cap = cap;
     pthread_mutex_unlock(&lane->lock);
-    lane->limit = 0; /* the next begin recomputes it */
+    lane->limit = NULL; /* the next begin recomputes it */
     return 0;
 }
 
@@ -130,8 +131,8 @@ int sp_lane_next_chunk(struct sp_lane *lane, int64_t now)
 
 void sp_lane_go_slow(struct sp_lane *lane)
 {
-    lane->limit = 0;
-    uint32_t depth = lane->depth;
+    lane->limit = NULL;
+    uint32_t depth = sp_lane_depth(lane);
     for (uint32_t i = 0; i < depth; i++)
         if (lane->stack[i].task == SP_OPEN_FAST)
             SP_STORE(lane->stack[i].task, SP_OPEN_SLOW);
@@ -317,8 +318,9 @@ void sp_lane_retire(struct sp_lane *lane)
     struct sp_open *stack = lane->stack;
     uint32_t cap = lane->stack_cap;
     lane->stack = retired_stack + 1;
+    lane->top = lane->stack;
     lane->stack_cap = 0;
-    lane->limit = 0;
+    lane->limit = NULL;
     SP_STORE(lane->retired, 1);
     struct sp_chunk *big = lane->tail;
     uint32_t used = sp_lane_used(lane);

@@ -4,7 +4,7 @@
  * The hot path (markers.c) is sp_begin/sp_end on the calling thread's cached
  * lane: a push of {region, task, start} and, at the end, one 24-byte event
  * appended to the tail chunk.  Everything else is on slow paths that the
- * fast one falls into through checks it makes anyway: lane->limit is 0
+ * fast one falls into through checks it makes anyway: lane->limit is NULL
  * whenever a begin needs more than a push (clock timer, a task running, an
  * error to clear, ON_FULL=stop reached, include/exclude filters), and an
  * open call tagged SP_OPEN_SLOW (or with a task) is never ended by
@@ -151,9 +151,11 @@ struct sp_lane {
 
     /* open calls; stack[-1] is a sentinel (SP_OPEN_SENTINEL) */
     struct sp_open *stack;
-    uint32_t depth;         /* published (release) for readers */
+    struct sp_open *top;    /* stack + depth: the next begin's slot, published
+                               (release); sp_lane_depth for the depth */
+    struct sp_open *limit;  /* stack + stack_cap, or NULL when begins take the
+                               slow path */
     uint32_t stack_cap;
-    uint32_t limit;         /* stack_cap, or 0 when begins take the slow path */
 
     /* completed calls */
     pthread_mutex_t lock;   /* chunk list changes */
@@ -186,6 +188,18 @@ struct sp_lane {
      * first one.  Set under lock. */
     struct sp_mpi_side *mpi_side;
 };
+
+/* Open calls on the lane.  Owner thread, or under lane->lock (the stack
+ * moves only under it). */
+static inline uint32_t sp_lane_depth(const struct sp_lane *lane)
+{
+    return lane->stack ? (uint32_t)(SP_ACQUIRE(lane->top) - lane->stack) : 0;
+}
+
+static inline void sp_lane_set_depth(struct sp_lane *lane, uint32_t depth)
+{
+    SP_RELEASE(lane->top, lane->stack + depth);
+}
 
 /* Events in the lane's tail chunk.  Owner thread, or under lane->lock. */
 static inline uint32_t sp_lane_used(const struct sp_lane *lane)
