@@ -264,7 +264,9 @@ contains
        call c_sp_begin(int(id - 1, c_int))
        code = int(c_sp_last_error())
     end if
-    call report(code, 'sp_begin', stat, errmsg)
+    ! The common case (no error, no stat) skips the call.
+    if (code /= SP_OK .or. present(stat) .or. present(errmsg)) &
+         call report(code, 'sp_begin', stat, errmsg)
   end subroutine sp_begin
 
   subroutine sp_end(id, stat, errmsg)
@@ -277,27 +279,64 @@ contains
        call c_sp_end(int(id - 1, c_int))
        code = int(c_sp_last_error())
     end if
-    call report(code, 'sp_end', stat, errmsg)
+    ! The common case (no error, no stat) skips the call.
+    if (code /= SP_OK .or. present(stat) .or. present(errmsg)) &
+         call report(code, 'sp_end', stat, errmsg)
   end subroutine sp_end
+
+  ! The name API: one lookup (lock-free for an existing name) into a
+  ! NUL-terminated copy on the stack, then the marker.  No temporary string
+  ! is allocated and the profiler is asked once for its state (sp_region
+  ! fails when it is inactive), so a call costs the id path plus the lookup.
+  integer function name_to_cid(name, cid) result(code)
+    character(len=*), intent(in) :: name
+    integer(c_int), intent(out) :: cid
+    character(kind=c_char, len=SP_MAX_NAME + 1) :: buf
+    integer :: n
+    n = min(len_trim(name), SP_MAX_NAME)
+    cid = -1
+    if (n == 0) then
+       code = SP_ERR_INVALID_ARGUMENT
+       return
+    end if
+    buf(1:n) = name(1:n)
+    buf(n + 1:n + 1) = c_null_char
+    cid = c_sp_region(buf)
+    if (cid >= 0) then
+       code = SP_OK
+    else
+       code = c_status(SP_ERR_INACTIVE)
+    end if
+  end function name_to_cid
 
   subroutine sp_begin_name(name, stat, errmsg)
     character(len=*), intent(in) :: name
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
-    integer :: id, code
-    id = sp_region(name, stat=code)
-    if (code == SP_OK) call sp_begin(id, stat=code)
-    call report(code, 'sp_begin_name', stat, errmsg)
+    integer(c_int) :: cid
+    integer :: code
+    code = name_to_cid(name, cid)
+    if (code == SP_OK) then
+       call c_sp_begin(cid)
+       code = int(c_sp_last_error())
+    end if
+    if (code /= SP_OK .or. present(stat) .or. present(errmsg)) &
+         call report(code, 'sp_begin_name', stat, errmsg)
   end subroutine sp_begin_name
 
   subroutine sp_end_name(name, stat, errmsg)
     character(len=*), intent(in) :: name
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
-    integer :: id, code
-    id = sp_region(name, stat=code)
-    if (code == SP_OK) call sp_end(id, stat=code)
-    call report(code, 'sp_end_name', stat, errmsg)
+    integer(c_int) :: cid
+    integer :: code
+    code = name_to_cid(name, cid)
+    if (code == SP_OK) then
+       call c_sp_end(cid)
+       code = int(c_sp_last_error())
+    end if
+    if (code /= SP_OK .or. present(stat) .or. present(errmsg)) &
+         call report(code, 'sp_end_name', stat, errmsg)
   end subroutine sp_end_name
 
   ! Write the output and stop recording.  Open regions are reported as

@@ -219,4 +219,16 @@ void sp_config_load(void)
         else
             sp_log("SCOPE_PROFILER_TIMER='%s' is not 'auto', 'tsc' or 'clock'; using 'auto'", v);
     }
+
+    v = getenv("SCOPE_PROFILER_HUGE_PAGES");
+    if (v) {
+        if (!strcasecmp(v, "auto"))
+            sp_cfg.huge_pages = SP_HUGE_AUTO;
+        else if (parse_bool(v) == 1)
+            sp_cfg.huge_pages = SP_HUGE_ON;
+        else if (parse_bool(v) == 0)
+            sp_cfg.huge_pages = SP_HUGE_OFF;
+        else
+            sp_log("SCOPE_PROFILER_HUGE_PAGES='%s' is not 'auto', 'on' or 'off'; using 'auto'", v);
+    }
 }

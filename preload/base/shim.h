@@ -21,6 +21,7 @@
 
 enum sp_on_full { SP_ON_FULL_SPILL = 0, SP_ON_FULL_STOP = 1 };
 enum sp_timer_choice { SP_TIMER_AUTO = 0, SP_TIMER_TSC = 1, SP_TIMER_CLOCK = 2 };
+enum sp_huge_pages { SP_HUGE_AUTO = 0, SP_HUGE_ON = 1, SP_HUGE_OFF = 2 };
 
 struct sp_config {
     const char *output;       /* SCOPE_PROFILER_OUTPUT: prefix, NULL = unset */
@@ -39,6 +40,7 @@ struct sp_config {
     int callsites;            /* SCOPE_PROFILER_CALLSITES, default 1 */
     int writer_isolated;      /* SCOPE_PROFILER_WRITER_NAMESPACE=isolated|shared */
     int timer;                /* SCOPE_PROFILER_TIMER=auto|tsc|clock */
+    int huge_pages;           /* SCOPE_PROFILER_HUGE_PAGES=auto|on|off */
 };
 extern struct sp_config sp_cfg;
 

@@ -66,7 +66,7 @@ static void parent_after_fork(void)
  * started at the fork: the child's file covers the child's life only. */
 static void carry_open_calls(const struct sp_lane *old, int64_t now)
 {
-    uint32_t depth = old->depth;
+    uint32_t depth = sp_lane_depth(old);
     struct sp_lane *lane = sp_lane_create(old->profiler);
     if (!lane)
         goto no_memory;
@@ -79,7 +79,7 @@ static void carry_open_calls(const struct sp_lane *old, int64_t now)
             goto no_memory;
         lane->stack[d] = (struct sp_open){.start = now, .region = o->region, .task = o->task};
     }
-    SP_RELEASE(lane->depth, depth);
+    sp_lane_set_depth(lane, depth);
     return;
 no_memory:
     sp_log("out of memory after fork(); the calls open at fork are dropped in child %d",
@@ -144,7 +144,7 @@ static void child_after_fork(void)
         for (uint32_t slot = 0; slot < self->num_lanes; slot++) {
             struct sp_lane *old = self->lanes[slot];
             self->lanes[slot] = NULL;
-            if (old && old->depth && SP_LOAD(old->profiler->active))
+            if (old && sp_lane_depth(old) && SP_LOAD(old->profiler->active))
                 carry_open_calls(old, sp_ticks());
         }
     }

@@ -82,7 +82,7 @@ static int collect_lanes(struct sp_profiler *p, struct collected *c, uint32_t nu
     for (struct sp_lane *lane = p->lanes; lane && rc == 0; lane = lane->next_in_profiler) {
         pthread_mutex_lock(&lane->lock);
         for (struct sp_chunk *k = lane->head; k && rc == 0; k = k->next) {
-            size_t count = k == lane->tail ? SP_ACQUIRE(lane->used) : k->count;
+            size_t count = k == lane->tail ? sp_lane_used(lane) : k->count;
             size_t skip = k == lane->head ? lane->head_skip : 0;
             if (skip > count)
                 skip = count;
@@ -93,7 +93,7 @@ static int collect_lanes(struct sp_profiler *p, struct collected *c, uint32_t nu
         sp_mpi_side_each(lane, add_mpi, c);
         if (c->mpi_failed)
             rc = -1;
-        uint32_t depth = SP_ACQUIRE(lane->depth);
+        uint32_t depth = sp_lane_depth(lane);
         for (uint32_t d = 0; d < depth; d++) {
             uint32_t region = SP_LOAD(lane->stack[d].region);
             if (region < num_regions)

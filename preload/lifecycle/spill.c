@@ -369,7 +369,7 @@ static int spill_lane(struct spill_file *f, struct sp_lane *lane)
     struct sp_profiler *p = lane->profiler;
     if (f->failed || f->finished)
         return -1;
-    if (lane->head == lane->tail && lane->head_skip >= lane->used)
+    if (lane->head == lane->tail && lane->head_skip >= sp_lane_used(lane))
         return 0; /* nothing new since the last spill */
     if (f->fd < 0 && open_file(f, p) != 0) {
         if (f->fd >= 0) {
@@ -384,7 +384,7 @@ static int spill_lane(struct spill_file *f, struct sp_lane *lane)
     off_t before = lseek(f->fd, 0, SEEK_END);
     if (write_tables(f, p, lane->thread) != 0)
         goto cut;
-    uint32_t used = lane->used; /* the owner is the caller: no race */
+    uint32_t used = sp_lane_used(lane); /* the owner is the caller: no race */
     uint64_t bytes = 0;
     for (struct sp_chunk *k = lane->head; k; k = k->next) {
         size_t end = k == lane->tail ? used : k->count;

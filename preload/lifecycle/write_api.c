@@ -15,12 +15,17 @@ SP_EXPORT int sp_profiler_reset(sp_profiler *p)
     /* Lock order as everywhere (fork.c): spill lock, then the profiler. */
     sp_spill_lock();
     pthread_mutex_lock(&p->lock);
-    for (struct sp_lane *lane = p->lanes; lane; lane = lane->next_in_profiler)
-        if (SP_ACQUIRE(lane->depth)) {
+    for (struct sp_lane *lane = p->lanes; lane; lane = lane->next_in_profiler) {
+        /* The stack moves only under the lane's lock (sp_lane_depth). */
+        pthread_mutex_lock(&lane->lock);
+        uint32_t depth = sp_lane_depth(lane);
+        pthread_mutex_unlock(&lane->lock);
+        if (depth) {
             pthread_mutex_unlock(&p->lock);
             sp_spill_unlock();
             return SP_ERR_OPEN_SCOPES;
         }
+    }
     sp_spill_discard(p);
     for (struct sp_lane *lane = p->lanes; lane; lane = lane->next_in_profiler) {
         sp_lane_reset_events(lane);

@@ -30,25 +30,23 @@ int sp_lane_grow_stack(struct sp_lane *lane)
     struct sp_open *grown = pages_alloc(((size_t)cap + 1) * sizeof *grown);
     if (!grown)
         return -1;
-    grown[0] = (struct sp_open){.start = 0, .region = UINT32_MAX, .task = SP_TASK_SENTINEL};
+    grown[0] = (struct sp_open){.start = 0, .region = UINT32_MAX, .task = SP_OPEN_SENTINEL};
     grown++;
-    uint32_t depth = lane->depth;
+    uint32_t depth = sp_lane_depth(lane);
     for (uint32_t i = 0; i < depth; i++) {
         grown[i].start = SP_LOAD(lane->stack[i].start);
         grown[i].region = SP_LOAD(lane->stack[i].region);
         grown[i].task = SP_LOAD(lane->stack[i].task);
     }
-    /* Free slots hold SP_TASK_NONE: the fast begin writes only the region. */
-    for (uint32_t i = depth; i < cap; i++)
-        grown[i].task = SP_TASK_NONE;
     /* Readers on other threads may still hold the old array (exit-time
      * reports): it is retired, not freed.  Geometric growth bounds the
      * waste to the size of the live stack. */
     pthread_mutex_lock(&lane->lock);
     lane->stack = grown;
+    lane->top = grown + depth;
     lane->stack_cap = cap;
     pthread_mutex_unlock(&lane->lock);
-    lane->limit = 0; /* the next begin recomputes it */
+    lane->limit = NULL; /* the next begin recomputes it */
     return 0;
 }
 
@@ -79,7 +77,8 @@ struct sp_chunk *sp_chunk_new(void)
 {
     /* Fresh pages are zero and only touched as events are written: a
      * lane's first chunk costs a page until it records more. */
-    struct sp_chunk *chunk = pages_alloc(sizeof *chunk);
+    void *m = mmap(NULL, sizeof(struct sp_chunk), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    struct sp_chunk *chunk = m == MAP_FAILED ? NULL : m;
     if (chunk)
         __atomic_add_fetch(&sp_buffer_bytes, sizeof *chunk, __ATOMIC_RELAXED);
     return chunk;
@@ -111,7 +110,7 @@ int sp_lane_next_chunk(struct sp_lane *lane, int64_t now)
     int (*chunk_full)(struct sp_lane *, int64_t) = SP_LOAD(sp_record_hooks.chunk_full);
     if (chunk_full && chunk_full(lane, now))
         return 0;
-    struct sp_chunk *chunk = sp_chunk_new();
+    struct sp_chunk *chunk = sp_chunk_new_populated();
     if (!chunk) {
         /* No memory for more events: keep exact counts and totals only
          * (the hot path never writes past a full chunk). */
@@ -125,18 +124,18 @@ int sp_lane_next_chunk(struct sp_lane *lane, int64_t now)
     lane->tail->count = SP_CHUNK_EVENTS;
     lane->tail->next = chunk;
     lane->tail = chunk;
-    SP_RELEASE(lane->used, 0);
+    SP_RELEASE(lane->next, chunk->events);
     pthread_mutex_unlock(&lane->lock);
     return 0;
 }
 
 void sp_lane_go_slow(struct sp_lane *lane)
 {
-    lane->limit = 0;
-    uint32_t depth = lane->depth;
+    lane->limit = NULL;
+    uint32_t depth = sp_lane_depth(lane);
     for (uint32_t i = 0; i < depth; i++)
-        if (lane->stack[i].task == SP_TASK_NONE)
-            SP_STORE(lane->stack[i].task, SP_TASK_NONE_SLOW);
+        if (lane->stack[i].task == SP_OPEN_FAST)
+            SP_STORE(lane->stack[i].task, SP_OPEN_SLOW);
 }
 
 /* ---- derived statistics --------------------------------------------------- */
@@ -178,7 +177,7 @@ void sp_lane_fold(struct sp_lane *lane)
 {
     struct sp_chunk *k = lane->fold_chunk;
     uint32_t i = lane->fold_index;
-    uint32_t used = SP_ACQUIRE(lane->used);
+    uint32_t used = sp_lane_used(lane);
     for (;;) {
         uint32_t end = k == lane->tail ? used : k->count;
         for (; i < end; i++)
@@ -234,7 +233,7 @@ void sp_lane_restart_tail(struct sp_lane *lane)
     lane->head_skip = 0;
     lane->fold_chunk = lane->tail;
     lane->fold_index = 0;
-    SP_RELEASE(lane->used, 0);
+    SP_RELEASE(lane->next, lane->tail->events);
     pthread_mutex_unlock(&lane->lock);
 }
 
@@ -250,7 +249,7 @@ void sp_lane_reset_events(struct sp_lane *lane)
         c = next;
     }
     lane->head = lane->tail;
-    lane->head_skip = SP_ACQUIRE(lane->used);
+    lane->head_skip = sp_lane_used(lane);
     lane->fold_chunk = lane->tail;
     lane->fold_index = lane->head_skip;
     if (lane->folded)
@@ -303,7 +302,7 @@ static struct sp_chunk *small_chunk(uint32_t events)
 
 /* Below the stack of a retired lane: the sentinel, and no room. */
 static struct sp_open retired_stack[1] = {{.start = 0, .region = UINT32_MAX,
-                                           .task = SP_TASK_SENTINEL}};
+                                           .task = SP_OPEN_SENTINEL}};
 
 void sp_lane_retire(struct sp_lane *lane)
 {
@@ -319,11 +318,12 @@ void sp_lane_retire(struct sp_lane *lane)
     struct sp_open *stack = lane->stack;
     uint32_t cap = lane->stack_cap;
     lane->stack = retired_stack + 1;
+    lane->top = lane->stack;
     lane->stack_cap = 0;
-    lane->limit = 0;
+    lane->limit = NULL;
     SP_STORE(lane->retired, 1);
     struct sp_chunk *big = lane->tail;
-    uint32_t used = lane->used;
+    uint32_t used = sp_lane_used(lane);
     struct sp_chunk *small = NULL;
     if (lane->head == big && used <= SMALL_MAX_EVENTS && !big->await_ns &&
         (small = small_chunk(used)) != NULL) {
@@ -333,6 +333,7 @@ void sp_lane_retire(struct sp_lane *lane)
         small->converted = big->converted;
         memcpy(small->events, big->events, (size_t)used * sizeof(sp_event));
         lane->head = lane->tail = small;
+        SP_RELEASE(lane->next, small->events + used);
         if (lane->fold_chunk == big)
             lane->fold_chunk = small;
     }

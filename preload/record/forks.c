@@ -21,7 +21,7 @@ int sp_fork_open_parent(struct sp_profiler *p, sp_fork_edge *edge)
     if (!p || !t || (uint32_t)p->slot >= t->num_lanes || !t->lanes[p->slot])
         return -1;
     struct sp_lane *lane = t->lanes[p->slot];
-    uint32_t depth = lane->depth;
+    uint32_t depth = sp_lane_depth(lane);
     if (!depth)
         return -1;
     uint32_t region = lane->stack[depth - 1].region;

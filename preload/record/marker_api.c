@@ -155,7 +155,7 @@ static void sum_region(struct sp_profiler *p, int region, struct region_sum *sum
         }
         sum->completed += n;
         sum->total_ns += ns;
-        uint32_t depth = SP_ACQUIRE(lane->depth);
+        uint32_t depth = sp_lane_depth(lane);
         for (uint32_t d = 0; d < depth; d++)
             open += SP_LOAD(lane->stack[d].region) == (uint32_t)region;
         pthread_mutex_unlock(&lane->lock);

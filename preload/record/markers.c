@@ -114,7 +114,7 @@ static inline void leave(struct sp_lane *lane)
 /* Push an open call; returns its stack position or -1. */
 static int64_t begin_call(struct sp_lane *lane, int region)
 {
-    uint32_t depth = lane->depth;
+    uint32_t depth = sp_lane_depth(lane);
     if (depth == lane->stack_cap && sp_lane_grow_stack(lane) != 0) {
         set_error(lane->profiler, lane, SP_ERR_NO_MEMORY);
         return -1;
@@ -124,11 +124,11 @@ static int64_t begin_call(struct sp_lane *lane, int region)
     struct sp_open *o = &lane->stack[depth];
     int32_t task = lane->thread->task;
     SP_STORE(o->region, (uint32_t)region);
-    SP_STORE(o->task, task >= 0 ? task : fast ? SP_TASK_NONE : SP_TASK_NONE_SLOW);
+    SP_STORE(o->task, task >= 0 ? sp_open_tag_of_task(task) : fast ? SP_OPEN_FAST : SP_OPEN_SLOW);
     if (task >= 0)
         sp_task_call_begins(lane, depth, task);
-    SP_RELEASE(lane->depth, depth + 1);
-    lane->limit = fast ? lane->stack_cap : 0;
+    sp_lane_set_depth(lane, depth + 1);
+    lane->limit = fast ? lane->stack + lane->stack_cap : NULL;
     /* The clock is read last, so the bookkeeping above is not timed. */
     SP_STORE(o->start, sp_ticks());
     return depth;
@@ -207,11 +207,10 @@ static void end_call(struct sp_lane *lane, uint32_t pos, int64_t now)
     int64_t await = 0;
     if (SP_UNLIKELY(task >= 0))
         await = sp_task_call_await(lane, pos, task);
-    uint32_t depth = lane->depth;
+    uint32_t depth = sp_lane_depth(lane);
     if (SP_UNLIKELY(pos + 1 != depth))
         remove_from_stack(lane, pos, depth);
-    SP_RELEASE(lane->depth, depth - 1);
-    SP_STORE(lane->stack[depth - 1].task, SP_TASK_NONE); /* the freed slot, see fast_begin */
+    sp_lane_set_depth(lane, depth - 1);
 
     int64_t d = now - start;
     if (SP_UNLIKELY(lane->stopped)) {
@@ -230,15 +229,15 @@ static void end_call(struct sp_lane *lane, uint32_t pos, int64_t now)
             every_256_exits(lane, now, 0);
         return;
     }
-    uint32_t used = lane->used;
-    sp_event *e = &lane->tail->events[used];
+    sp_event *e = lane->next;
+    uint32_t used = (uint32_t)(e - lane->tail->events);
     e->start = start;
     e->end = now;
     e->region = region;
     e->task = task;
     if (SP_UNLIKELY(task >= 0))
         sp_task_store_await(lane, used, await);
-    SP_RELEASE(lane->used, used + 1);
+    SP_RELEASE(lane->next, e + 1);
     if (((used + 1) & SP_CPU_SAMPLE_MASK) == SP_CPU_SAMPLE_MASK)
         every_256_exits(lane, now, used + 1 == SP_CHUNK_EVENTS);
 }
@@ -247,7 +246,7 @@ static void end_call(struct sp_lane *lane, uint32_t pos, int64_t now)
 static inline int64_t find_open(const struct sp_lane *lane, int region)
 {
     int32_t task = lane->thread->task;
-    for (uint32_t i = lane->depth; i-- > 0;)
+    for (uint32_t i = sp_lane_depth(lane); i-- > 0;)
         if (lane->stack[i].region == (uint32_t)region && sp_open_task(lane->stack[i].task) == task)
             return i;
     return -1;
@@ -277,7 +276,7 @@ static __attribute__((noinline)) void end_slow(int region, struct sp_profiler *p
     struct sp_lane *lane = enter(p, &was);
     if (!lane)
         return;
-    uint32_t depth = lane->depth;
+    uint32_t depth = sp_lane_depth(lane);
     int64_t pos;
     /* Only valid, wanted regions are ever pushed, so a match needs no
      * further check of the id. */
@@ -314,7 +313,9 @@ typedef uint32_t sp_tsc_half __attribute__((may_alias));
     __asm__("movl %k2, %0\n\tmovl %k3, %1"                                         \
             : "=m"(((sp_tsc_half *)&(field))[0]), "=m"(((sp_tsc_half *)&(field))[1])  \
             : "r"(lo), "r"(hi))
+#define JOIN_TSC(lo, hi) ((int64_t)((uint64_t)(hi) << 32 | (lo)))
 #else
+#define JOIN_TSC(lo, hi) ((int64_t)((uint64_t)(hi) << 32 | (lo)))
 #define READ_TSC(lo, hi) \
     do { uint64_t t_ = (uint64_t)sp_raw_ticks(); lo = (uint32_t)t_; hi = (uint32_t)(t_ >> 32); } while (0)
 #define STORE_TSC(field, lo, hi) SP_STORE(field, (int64_t)((uint64_t)(hi) << 32 | (lo)))
@@ -323,9 +324,9 @@ typedef uint32_t sp_tsc_half __attribute__((may_alias));
 /* The fast path's every-256 call: the same, then leave the recorder (a
  * tail call, so sp_end needs no stack frame). */
 static __attribute__((noinline)) void every_256_then_leave(struct sp_lane *lane, int64_t now,
-                                                           uint32_t used)
+                                                           const sp_event *next)
 {
-    every_256_exits(lane, now, used == SP_CHUNK_EVENTS);
+    every_256_exits(lane, now, next == lane->tail->events + SP_CHUNK_EVENTS);
     sp_record_leave(lane);
 }
 
@@ -340,20 +341,19 @@ static inline __attribute__((always_inline)) void fast_begin(struct sp_profiler 
     /* Busy (recorder.h): a signal handler's call from here on is dropped. */
     sp_tls_lane = (struct sp_lane *)p;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    uint32_t depth = lane->depth;
+    struct sp_open *o = lane->top;
     /* A profiler finalized or destroyed since is noticed every 256 exits
      * (every_256_exits): until then its calls go on filling memory that is
-     * never written. */
-    if (SP_UNLIKELY(depth >= lane->limit || (uint32_t)region >= SP_ACQUIRE(p->num_regions))) {
+     * never written.  (A NULL limit sends every begin here.) */
+    if (SP_UNLIKELY((uintptr_t)o >= (uintptr_t)lane->limit ||
+                    (uint32_t)region >= SP_ACQUIRE(p->num_regions))) {
         sp_record_leave(lane);
         begin_slow(region, p);
         return;
     }
-    /* Slots above the top always hold SP_TASK_NONE (sp_lane_pop_slot):
-     * only the region is written. */
-    struct sp_open *o = &lane->stack[depth];
-    SP_STORE(o->region, (uint32_t)region);
-    SP_RELEASE(lane->depth, depth + 1);
+    /* Region and tag "fast" in one store (sp_open.key). */
+    SP_STORE(o->key, (uint64_t)(uint32_t)region);
+    SP_RELEASE(lane->top, o + 1);
     /* The clock is read last, so the bookkeeping above is not timed. */
     uint32_t lo, hi;
     READ_TSC(lo, hi);
@@ -369,32 +369,32 @@ static inline __attribute__((always_inline)) void fast_end(struct sp_profiler *p
         end_slow(region, p, 0, (uintptr_t)__builtin_return_address(0));
         return;
     }
-    int64_t now = sp_raw_ticks();
+    uint64_t key = (uint32_t)region; /* sp_open.key of a fast call */
+    uint32_t lo, hi;
+    READ_TSC(lo, hi);
     sp_tls_lane = (struct sp_lane *)p;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    uint32_t depth = lane->depth;
     /* depth 0 reads the sentinel at stack[-1], which matches nothing. */
-    struct sp_open *o = lane->stack + ((int64_t)depth - 1);
+    struct sp_open *o = lane->top - 1;
     /* Plain loads: only this thread writes its stack. */
-    if (SP_UNLIKELY(o->region != (uint32_t)region || o->task != SP_TASK_NONE)) {
+    if (SP_UNLIKELY(o->key != key)) {
         sp_record_leave(lane);
-        end_slow(region, p, now, (uintptr_t)__builtin_return_address(0));
+        end_slow(region, p, JOIN_TSC(lo, hi), (uintptr_t)__builtin_return_address(0));
         return;
     }
     int64_t start = o->start;
-    SP_RELEASE(lane->depth, depth - 1);
-    uint32_t used = lane->used;
-    sp_event *e = &lane->tail->events[used];
+    SP_RELEASE(lane->top, o);
+    sp_event *e = lane->next;
     /* One store per field (the compiler's vector merge costs more). */
     SP_STORE(e->start, start);
-    SP_STORE(e->end, now);
-    SP_STORE(e->region, (uint32_t)region);
+    STORE_TSC(e->end, lo, hi); /* the halves as they come, as in fast_begin */
+    SP_STORE(e->region, (uint32_t)key);
     SP_STORE(e->task, SP_TASK_NONE);
-    used++;
-    SP_RELEASE(lane->used, used);
+    e++;
+    SP_RELEASE(lane->next, e);
     /* Every 256 exits, and at a full chunk (SP_CHUNK_EVENTS). */
-    if (SP_UNLIKELY((uint8_t)used == SP_CPU_SAMPLE_MASK)) {
-        every_256_then_leave(lane, now, used);
+    if (SP_UNLIKELY(((uintptr_t)e & SP_SAMPLE_ADDRESS_MASK) == 0)) {
+        every_256_then_leave(lane, JOIN_TSC(lo, hi), e);
         return;
     }
     sp_record_leave(lane);
@@ -429,12 +429,12 @@ SP_EXPORT int sp_profiler_end_last(sp_profiler *p)
     struct sp_lane *lane = enter(p, &was);
     if (!lane)
         return SP_ERR_UNMATCHED_END;
-    if (lane->depth == 0) {
+    if (sp_lane_depth(lane) == 0) {
         set_error(p, lane, SP_ERR_UNMATCHED_END);
         leave(lane);
         return SP_ERR_UNMATCHED_END;
     }
-    end_call(lane, lane->depth - 1, now);
+    end_call(lane, sp_lane_depth(lane) - 1, now);
     clear_error(lane);
     leave(lane);
     return SP_OK;
@@ -470,7 +470,7 @@ SP_EXPORT int sp_scope_end(sp_scope *s)
         return SP_ERR_UNMATCHED_END;
     /* Only the innermost open call may end: a token of an outer call is
      * refused (and stays valid) while calls opened after it are open. */
-    if ((uint64_t)s->slot + 1 != lane->depth ||
+    if ((uint64_t)s->slot + 1 != sp_lane_depth(lane) ||
         lane->stack[s->slot].region != (uint32_t)s->region) {
         set_error(p, lane, SP_ERR_UNMATCHED_END);
         leave(lane);

@@ -57,9 +57,9 @@ void sp_record_end_with_side(struct sp_profiler *p, int region, const sp_capture
     /* Kept as an event = the lane's tail moved (not filtered, not
      * unmatched, not counted without an event at the memory cap). */
     struct sp_chunk *tail = lane->tail;
-    uint32_t used = lane->used;
+    const sp_event *next = lane->next;
     sp_profiler_end(p, region);
-    if (lane->tail == tail && lane->used == used)
+    if (lane->tail == tail && lane->next == next)
         return;
     struct sp_mpi_side_block *b = lane->mpi_side ? lane->mpi_side->tail : NULL;
     if (!b || b->used == SP_MPI_SIDE_BLOCK)

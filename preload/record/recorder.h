@@ -4,10 +4,10 @@
  * The hot path (markers.c) is sp_begin/sp_end on the calling thread's cached
  * lane: a push of {region, task, start} and, at the end, one 24-byte event
  * appended to the tail chunk.  Everything else is on slow paths that the
- * fast one falls into through checks it makes anyway: lane->limit is 0
+ * fast one falls into through checks it makes anyway: lane->limit is NULL
  * whenever a begin needs more than a push (clock timer, a task running, an
  * error to clear, ON_FULL=stop reached, include/exclude filters), and an
- * open call tagged SP_TASK_NONE_SLOW (or with a task) is never ended by
+ * open call tagged SP_OPEN_SLOW (or with a task) is never ended by
  * the fast path.  Per-region statistics are not kept per call: they are
  * derived from the events on demand (sp_lane_fold), and kept live only for
  * calls whose events are dropped.
@@ -33,6 +33,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -42,8 +43,10 @@
 #include "base/shim.h"
 #include "timer.h"
 
-/* 24-byte header + 4095 events = 24 pages exactly (mmap'ed), and the
- * 256-exit sampling test (used & 0xFF) == 0xFF also catches a full chunk. */
+/* 24-byte header + 4095 events = 24 pages exactly (mmap'ed, so 2 KiB
+ * aligned), and the 256-exit sampling test (events & 0xFF) == 0xFF also
+ * catches a full chunk.  The fast path makes that test on the address of
+ * the next event (SP_SAMPLE_ADDRESS_MASK). */
 #define SP_CHUNK_EVENTS 4095
 #define SP_REGION_BLOCK 1024
 #define SP_MAX_REGION_BLOCKS 4096 /* 4 M regions */
@@ -56,15 +59,19 @@
 #define SP_ACQUIRE(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #define SP_RELEASE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
 
-/* Open-call task tags besides task ids: the thread's own stack, ended by
- * the fast path; the same but to be ended by the slow path; the sentinel
- * below stack[0], which matches no end. */
+/* No task (events' and threads' task value). */
 #define SP_TASK_NONE (-1)
-#define SP_TASK_NONE_SLOW (-2)
-#define SP_TASK_SENTINEL (-3)
+/* Open-call tags (sp_open.task): the thread's own stack, ended by the fast
+ * path (0, so that the fast path compares region and tag as one 64-bit
+ * key); the same but to be ended by the slow path; the sentinel below
+ * stack[0], which matches no end; task t is stored as t + 1. */
+#define SP_OPEN_FAST 0
+#define SP_OPEN_SLOW (-1)
+#define SP_OPEN_SENTINEL (-2)
+static inline int32_t sp_open_tag_of_task(int32_t task) { return task + 1; }
 static inline int32_t sp_open_task(int32_t tag)
 {
-    return tag == SP_TASK_NONE_SLOW ? SP_TASK_NONE : tag;
+    return tag > 0 ? tag - 1 : SP_TASK_NONE;
 }
 
 /* First word of the objects sp_tls_lane points at while its thread is
@@ -107,8 +114,14 @@ struct sp_folded {
 /* One open call on a lane's stack. */
 struct sp_open {
     int64_t start;          /* ticks (timer.h) */
-    uint32_t region;
-    int32_t task;
+    union {
+        struct {
+            uint32_t region;
+            int32_t task;   /* tag, see SP_OPEN_FAST */
+        };
+        uint64_t key;       /* region | tag << 32: what the fast path writes
+                               and compares (x86-64 is little-endian) */
+    };
 };
 
 struct sp_chunk {
@@ -121,6 +134,13 @@ struct sp_chunk {
     sp_event events[SP_CHUNK_EVENTS];
 };
 _Static_assert(sizeof(struct sp_chunk) == 24 * 4096, "a chunk is 24 whole pages");
+/* After the tail's n-th event the next one is at chunk + 24 (n + 1): a
+ * multiple of 2048 exactly when n + 1 is a multiple of 256 (24 = 8 x 3, and
+ * 3 is invertible modulo 256), i.e. when (n & 0xFF) == 0xFF. */
+_Static_assert(offsetof(struct sp_chunk, events) == sizeof(sp_event) && sizeof(sp_event) == 24 &&
+                   SP_CPU_SAMPLE_MASK == 0xFF && (SP_CHUNK_EVENTS & 0xFF) == 0xFF,
+               "the every-256 test on the next event's address");
+#define SP_SAMPLE_ADDRESS_MASK 2047
 
 struct sp_thread;
 
@@ -129,16 +149,19 @@ struct sp_lane {
     struct sp_thread *thread;
     struct sp_lane *next_in_profiler;
 
-    /* open calls; stack[-1] is a sentinel (SP_TASK_SENTINEL) */
+    /* open calls; stack[-1] is a sentinel (SP_OPEN_SENTINEL) */
     struct sp_open *stack;
-    uint32_t depth;         /* published (release) for readers */
+    struct sp_open *top;    /* stack + depth: the next begin's slot, published
+                               (release); sp_lane_depth for the depth */
+    struct sp_open *limit;  /* stack + stack_cap, or NULL when begins take the
+                               slow path */
     uint32_t stack_cap;
-    uint32_t limit;         /* stack_cap, or 0 when begins take the slow path */
 
     /* completed calls */
     pthread_mutex_t lock;   /* chunk list changes */
     struct sp_chunk *head, *tail;
-    uint32_t used;          /* events in tail, published (release) */
+    sp_event *next;         /* where the tail's next event goes, published
+                               (release); sp_lane_used counts the tail's events */
     uint32_t head_skip;     /* events of the head chunk dropped by sp_reset */
     uint32_t exits;         /* region exits, for CPU sampling */
 
@@ -165,6 +188,24 @@ struct sp_lane {
      * first one.  Set under lock. */
     struct sp_mpi_side *mpi_side;
 };
+
+/* Open calls on the lane.  Owner thread, or under lane->lock (the stack
+ * moves only under it). */
+static inline uint32_t sp_lane_depth(const struct sp_lane *lane)
+{
+    return lane->stack ? (uint32_t)(SP_ACQUIRE(lane->top) - lane->stack) : 0;
+}
+
+static inline void sp_lane_set_depth(struct sp_lane *lane, uint32_t depth)
+{
+    SP_RELEASE(lane->top, lane->stack + depth);
+}
+
+/* Events in the lane's tail chunk.  Owner thread, or under lane->lock. */
+static inline uint32_t sp_lane_used(const struct sp_lane *lane)
+{
+    return (uint32_t)(SP_ACQUIRE(lane->next) - lane->tail->events);
+}
 
 struct sp_thread {
     int64_t index;          /* dense, registration order */
@@ -265,7 +306,11 @@ int sp_lane_grow_counters(struct sp_lane *lane, uint32_t region);
  * and start a new one.  -1 if no memory. */
 int sp_lane_next_chunk(struct sp_lane *lane, int64_t now);
 /* A new chunk (mmap'ed: safe in a signal handler), or NULL; and its end. */
+/* A lane's first chunk: mapped lazily (buffer.c). */
 struct sp_chunk *sp_chunk_new(void);
+/* Its later chunks: faulted in ahead, from huge-page arenas where that is
+ * cheaper (chunk_pages.c). */
+struct sp_chunk *sp_chunk_new_populated(void);
 void sp_chunk_free(struct sp_chunk *k);
 /* Begins of this lane take the slow path from now on, and so do the ends
  * of the calls open now (owner thread). */

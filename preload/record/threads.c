@@ -181,10 +181,10 @@ static void thread_exited(void *arg)
     pthread_mutex_unlock(&sp_threads_lock);
     for (uint32_t i = 0; i < t->num_lanes; i++) {
         struct sp_lane *lane = t->lanes[i];
-        if (!lane || !lane->depth || !SP_LOAD(lane->profiler->active))
+        if (!lane || !sp_lane_depth(lane) || !SP_LOAD(lane->profiler->active))
             continue;
         /* Calls left open by an exiting thread can never be closed. */
-        uint32_t depth = lane->depth;
+        uint32_t depth = sp_lane_depth(lane);
         struct sp_region *r = sp_region_get(lane->profiler, lane->stack[depth - 1].region);
         /* One line per thread, however deep it was (recursion). */
         if (depth == 1)
@@ -200,9 +200,7 @@ static void thread_exited(void *arg)
             if (region < lane->num_counters || sp_lane_grow_counters(lane, region) == 0)
                 SP_STORE(lane->counters[region].abandoned, lane->counters[region].abandoned + 1);
         }
-        SP_RELEASE(lane->depth, 0);
-        for (uint32_t d = 0; d < depth; d++)
-            SP_STORE(lane->stack[d].task, SP_TASK_NONE); /* free slots (markers.c) */
+        sp_lane_set_depth(lane, 0);
     }
     /* A task still running on the dying thread ends its step here. */
     if (t->task >= 0)
@@ -276,6 +274,7 @@ struct sp_lane *sp_lane_create(struct sp_profiler *p)
         free(lane);
         return NULL;
     }
+    lane->next = lane->head->events;
     lane->fold_chunk = lane->head;
     t->lanes[p->slot] = lane;
     pthread_mutex_lock(&p->lock);

@@ -1,8 +1,9 @@
-/* markers.c - cost of one sp_begin + sp_end pair, next to two baselines
+/* markers.c - cost of one sp_begin + sp_end pair, next to three baselines
  * measured in the same process and the same rounds (the machines are
  * shared and noisy: only ratios are comparable): the floor tracer of
- * markers_floor.c (two TSC reads and a 16-byte store, behind a shared
- * library of its own) and two bare clock_gettime(CLOCK_MONOTONIC) calls.
+ * markers_floor.c (two TSC reads and a 16-byte store into a thread-local
+ * ring, behind a shared library of its own), the same floor keeping its
+ * events in fresh memory, and two bare clock_gettime(CLOCK_MONOTONIC) calls.
  *
  *   markers pairs N [THREADS [DEPTH]]
  *                               ns per pair (median of 7 alternating rounds
@@ -25,6 +26,8 @@
 
 void floor_begin(int region);
 void floor_end(int region);
+void floor_keep_begin(int region);
+void floor_keep_end(int region);
 
 static long iterations;
 static int region;
@@ -103,6 +106,27 @@ static double floor_pairs(void)
     return (thread_cpu_s() - t0) * 1e9 / ((double)iterations * depth);
 }
 
+static double floor_keep_pairs(void)
+{
+    double t0 = thread_cpu_s();
+    if (depth == 3) {
+        for (long i = 0; i < iterations; i++) {
+            floor_keep_begin(nested[0]);
+            floor_keep_begin(nested[1]);
+            floor_keep_begin(nested[2]);
+            floor_keep_end(nested[2]);
+            floor_keep_end(nested[1]);
+            floor_keep_end(nested[0]);
+        }
+    } else {
+        for (long i = 0; i < iterations; i++) {
+            floor_keep_begin(region);
+            floor_keep_end(region);
+        }
+    }
+    return (thread_cpu_s() - t0) * 1e9 / ((double)iterations * depth);
+}
+
 /* What callgrind counts (--toggle-collect=measured_loop). */
 __attribute__((noinline)) void measured_loop(int use_floor);
 __attribute__((noinline)) void measured_loop(int use_floor)
@@ -159,16 +183,18 @@ static double median_of(double *v)
 
 /* Seven rounds, each measuring the three in turn, so that whatever the
  * machine does meanwhile weighs on all three alike. */
-static void alternating(double *cost, double *floor_cost, double *clocks)
+static void alternating(double *cost, double *floor_cost, double *keep_cost, double *clocks)
 {
-    double c[7], f[7], b[7];
+    double c[7], f[7], k[7], b[7];
     for (int i = 0; i < 7; i++) {
         f[i] = floor_pairs();
         c[i] = pairs();
+        k[i] = floor_keep_pairs();
         b[i] = bare_clocks() / depth;
     }
     *cost = median_of(c);
     *floor_cost = median_of(f);
+    *keep_cost = median_of(k);
     *clocks = median_of(b);
 }
 
@@ -176,14 +202,14 @@ static void alternating(double *cost, double *floor_cost, double *clocks)
  * measured while the other threads do the same, so the ratio compares
  * like with like on a loaded machine. */
 struct thread_result {
-    double base, floor, cost;
+    double base, floor, keep, cost;
 };
 static pthread_barrier_t start_together;
 static void *thread_pairs(void *arg)
 {
     struct thread_result *r = arg;
     pthread_barrier_wait(&start_together);
-    alternating(&r->cost, &r->floor, &r->base);
+    alternating(&r->cost, &r->floor, &r->keep, &r->base);
     return NULL;
 }
 
@@ -238,9 +264,9 @@ int main(int argc, char **argv)
     }
     int threads = argc > 3 ? atoi(argv[3]) : 1;
     depth = argc > 4 && atoi(argv[4]) == 3 ? 3 : 1;
-    double base = 0, cost = 0, floor_cost = 0;
+    double base = 0, cost = 0, floor_cost = 0, keep_cost = 0;
     if (threads <= 1) {
-        alternating(&cost, &floor_cost, &base);
+        alternating(&cost, &floor_cost, &keep_cost, &base);
     } else {
         /* Per-thread figures, averaged over the threads. */
         threads = threads > 64 ? 64 : threads;
@@ -253,10 +279,12 @@ int main(int argc, char **argv)
             pthread_join(t[k], NULL);
             base += r[k].base / threads;
             floor_cost += r[k].floor / threads;
+            keep_cost += r[k].keep / threads;
             cost += r[k].cost / threads;
         }
     }
-    printf("%.2f ns/pair, floor %.2f ns (ratio %.2f), two clock_gettime %.2f ns (ratio %.2f)\n",
-           cost, floor_cost, cost / floor_cost, base, cost / base);
+    printf("%.2f ns/pair, floor %.2f ns (ratio %.2f), floor keeping its events %.2f ns "
+           "(ratio %.2f), two clock_gettime %.2f ns (ratio %.2f)\n",
+           cost, floor_cost, cost / floor_cost, keep_cost, cost / keep_cost, base, cost / base);
     return 0;
 }

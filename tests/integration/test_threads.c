@@ -539,3 +539,59 @@ Test(threads, untracked_threads_share_one_timeline)
     sp_profile_free(p);
     harness_run_free(&run);
 }
+
+/* Chunks after a lane's first come from shared 2 MiB arenas, faulted in
+ * ahead, with or without huge pages (preload/record/chunk_pages.c): three
+ * threads taking them at once keep every call, on its own lane, nested. */
+static void run_chunks(const char *mode, const char *expect_err)
+{
+    struct harness_run run;
+    char var[96];
+    snprintf(var, sizeof var, "SCOPE_PROFILER_HUGE_PAGES=%s", mode);
+    const char *env[] = {var, "SCOPE_PROFILER_OUTPUT=chunks", NULL};
+    const char *argv[] = {program_path("threads_chunks"), "3", "150000", NULL};
+    cr_assert_eq(harness_run(&run, argv, env, 1), 0);
+    cr_assert_eq(run.exit_code, 0, "status %d, stderr: %s", run.exit_code, run.err);
+    if (expect_err)
+        cr_assert(strstr(run.err, expect_err), "stderr: %s", run.err);
+    else
+        cr_assert_str_eq(run.err, "", "the shim printed: %s", run.err);
+    sp_profile *p = harness_load(&run, "chunks_rank00000.h5");
+    const sp_row *outer = row_of(p, "outer"), *inner = row_of(p, "inner");
+    cr_assert_eq(outer->count, 450000);
+    cr_assert_eq(inner->count, 450000);
+    long per_thread[5] = {0};
+    for (uint64_t k = 0; k < outer->count; k++) {
+        uint64_t at = outer->offset + k;
+        cr_assert_eq(p->parent_ids[at], -1, "an outer call has a parent");
+        int64_t th = p->thread_ids[at];
+        cr_assert(th >= 1 && th <= 3, "outer call on thread %lld", (long long)th);
+        per_thread[th]++;
+    }
+    for (int th = 1; th <= 3; th++)
+        cr_assert_eq(per_thread[th], 150000, "thread %d: %ld outer calls", th, per_thread[th]);
+    for (uint64_t k = 0; k < inner->count; k++)
+        cr_assert_neq(p->parent_ids[inner->offset + k], -1, "an inner call is a root");
+    sp_profile_free(p);
+    harness_run_free(&run);
+}
+
+Test(threads, chunk_arenas_with_huge_pages_auto)
+{
+    run_chunks("auto", NULL);
+}
+
+Test(threads, chunk_arenas_with_huge_pages_on)
+{
+    run_chunks("on", NULL);
+}
+
+Test(threads, chunk_arenas_without_huge_pages)
+{
+    run_chunks("off", NULL);
+}
+
+Test(threads, chunk_arenas_bad_setting_is_named)
+{
+    run_chunks("sometimes", "SCOPE_PROFILER_HUGE_PAGES='sometimes' is not 'auto', 'on' or 'off'");
+}

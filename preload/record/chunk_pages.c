@@ -1,0 +1,216 @@
+/* chunk_pages.c - where a lane's second and later event chunks come from.
+ *
+ * A fresh anonymous page costs a fault on its first write; on this kind of
+ * VM that is about a microsecond per 4 KiB page, i.e. 6 ns per 24-byte event
+ * paid on the recording thread, a third of the marker pair (docs/hot-path.md).
+ * So chunks after a lane's first are carved from 2 MiB arenas that are
+ * faulted in at once (MADV_POPULATE_WRITE), and, where the kernel gives
+ * transparent huge pages, backed by one huge page: one fault per 87,000
+ * events instead of 512.
+ *
+ * Asking for huge pages (MADV_HUGEPAGE) is not always cheaper: with the
+ * kernel's defrag policy "madvise" a fault on a fragmented machine compacts
+ * memory first, which was measured here at several milliseconds per arena,
+ * three times the cost it saves.  SCOPE_PROFILER_HUGE_PAGES=auto (default)
+ * therefore measures: the first arena is tried with huge pages, the second
+ * without, and later ones use whichever cost less (next_kind).  "on" always
+ * asks for huge pages, "off" never.
+ *
+ * A lane's first chunk stays lazily mapped (sp_chunk_new): a thread that
+ * records a few calls costs a page, not 96 KiB.  Arenas are shared by all
+ * lanes under a spin lock taken once per 4095 events; the kernel's time is
+ * spent outside it.  A chunk carved from an arena is freed alone (munmap of
+ * its 24 pages), like any other. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "recorder.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+#define ARENA_BYTES ((size_t)2 << 20)
+#define CHUNKS_PER_ARENA (ARENA_BYTES / sizeof(struct sp_chunk))
+#define FIRST_PROBE_WAIT 8
+#define MAX_PROBE_WAIT 4096
+
+enum { KIND_PLAIN = 0, KIND_HUGE = 1 };
+
+static struct {
+    int lock;                 /* spin lock (fork: released in the child) */
+    char *base;               /* current arena, NULL none */
+    size_t taken;             /* chunks carved from it */
+    /* auto mode: mean ns an arena of each kind took, 0 = not measured */
+    int64_t cost[2];
+    int best;                 /* the kind in use */
+    unsigned since_probe, probe_wait; /* arenas since the other kind was tried */
+    int thp_possible;         /* -1 unknown, else 0/1 (sysfs) */
+} pool = {.thp_possible = -1, .probe_wait = FIRST_PROBE_WAIT};
+
+static void pool_lock(void)
+{
+    while (__atomic_test_and_set(&pool.lock, __ATOMIC_ACQUIRE))
+        sched_yield();
+}
+
+static void pool_unlock(void) { __atomic_clear(&pool.lock, __ATOMIC_RELEASE); }
+
+/* A thread of the parent may have held the lock at fork(). */
+static void pool_child_after_fork(void) { __atomic_clear(&pool.lock, __ATOMIC_RELAXED); }
+
+__attribute__((constructor)) static void pool_watch_fork(void)
+{
+    pthread_atfork(NULL, NULL, pool_child_after_fork);
+}
+
+static int64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Transparent huge pages not "never" (read once; open/read are
+ * async-signal-safe, a marker call in a handler may get here). */
+static int thp_possible(void)
+{
+    int known = __atomic_load_n(&pool.thp_possible, __ATOMIC_RELAXED);
+    if (known >= 0)
+        return known;
+    int possible = 0;
+    int fd = open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        char text[128];
+        ssize_t n = read(fd, text, sizeof text - 1);
+        close(fd);
+        if (n > 0) {
+            text[n] = 0;
+            possible = strstr(text, "[never]") == NULL;
+        }
+    }
+    __atomic_store_n(&pool.thp_possible, possible, __ATOMIC_RELAXED);
+    return possible;
+}
+
+/* Which kind the next arena is.  Auto: each kind is measured once, then
+ * the cheaper (by its running mean) is used, and the other is tried again
+ * after probe_wait arenas, the wait doubling after each try that did not
+ * change the choice: a costly try (a compacting kernel, milliseconds) is
+ * paid ever more rarely, and a cheaper time (memory freed) is noticed. */
+static int next_kind(void)
+{
+    if (sp_cfg.huge_pages == SP_HUGE_OFF || !thp_possible())
+        return KIND_PLAIN;
+    if (sp_cfg.huge_pages == SP_HUGE_ON)
+        return KIND_HUGE;
+    pool_lock();
+    int kind;
+    if (!pool.cost[KIND_HUGE]) {
+        kind = KIND_HUGE;
+    } else if (!pool.cost[KIND_PLAIN]) {
+        kind = KIND_PLAIN;
+    } else {
+        int best = pool.cost[KIND_HUGE] <= pool.cost[KIND_PLAIN] ? KIND_HUGE : KIND_PLAIN;
+        if (best != pool.best) {
+            pool.best = best;
+            pool.probe_wait = FIRST_PROBE_WAIT;
+            pool.since_probe = 0;
+        }
+        kind = best;
+        if (++pool.since_probe >= pool.probe_wait) {
+            pool.since_probe = 0;
+            if (pool.probe_wait < MAX_PROBE_WAIT)
+                pool.probe_wait *= 2;
+            kind = !best;
+        }
+    }
+    pool_unlock();
+    return kind;
+}
+
+static void record_cost(int kind, int64_t cost)
+{
+    if (cost <= 0)
+        cost = 1;
+    pool_lock();
+    /* A running mean (weight 1/4): huge pages that are cheap most of the
+     * time but sometimes compact for milliseconds are judged by their mean. */
+    int64_t *mean = &pool.cost[kind];
+    *mean = *mean ? *mean + (cost - *mean) / 4 : cost;
+    pool_unlock();
+}
+
+/* Write-fault every page now, in one system call where the kernel has it. */
+static void populate(char *arena)
+{
+    if (madvise(arena, ARENA_BYTES, MADV_POPULATE_WRITE) == 0)
+        return;
+    for (size_t off = 0; off < ARENA_BYTES; off += 4096)
+        ((volatile char *)arena)[off] = 0;
+}
+
+/* A new arena, 2 MiB aligned (so a huge page can back it), faulted in. */
+static char *arena_new(void)
+{
+    int kind = next_kind();
+    char *m = mmap(NULL, 2 * ARENA_BYTES, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    char *a = (char *)(((uintptr_t)m + ARENA_BYTES - 1) & ~(uintptr_t)(ARENA_BYTES - 1));
+    if (a > m)
+        munmap(m, (size_t)(a - m));
+    munmap(a + ARENA_BYTES, (size_t)(m + 2 * ARENA_BYTES - (a + ARENA_BYTES)));
+    if (kind == KIND_HUGE)
+        madvise(a, ARENA_BYTES, MADV_HUGEPAGE);
+    int64_t t0 = thread_cpu_ns();
+    populate(a);
+    int64_t cost = thread_cpu_ns() - t0;
+    record_cost(kind, cost);
+    /* The tail that holds no whole chunk is never touched: give it back. */
+    size_t used = CHUNKS_PER_ARENA * sizeof(struct sp_chunk);
+    munmap(a + used, ARENA_BYTES - used);
+    return a;
+}
+
+static struct sp_chunk *carve(void)
+{
+    pool_lock();
+    if (pool.base && pool.taken < CHUNKS_PER_ARENA) {
+        struct sp_chunk *c = (struct sp_chunk *)(pool.base + pool.taken++ * sizeof *c);
+        pool_unlock();
+        return c;
+    }
+    pool_unlock();
+    /* The kernel's work (page faults, perhaps compaction) outside the lock. */
+    char *fresh = arena_new();
+    if (!fresh)
+        return NULL;
+    pool_lock();
+    char *old = pool.base;
+    size_t old_taken = pool.taken;
+    pool.base = fresh;
+    pool.taken = 1;
+    pool_unlock();
+    /* Another thread installed an arena meanwhile: what it left untaken
+     * is returned (it is never handed out again). */
+    if (old && old_taken < CHUNKS_PER_ARENA)
+        munmap(old + old_taken * sizeof(struct sp_chunk),
+               (CHUNKS_PER_ARENA - old_taken) * sizeof(struct sp_chunk));
+    return (struct sp_chunk *)fresh;
+}
+
+struct sp_chunk *sp_chunk_new_populated(void)
+{
+    struct sp_chunk *c = carve();
+    if (!c)
+        return sp_chunk_new(); /* no arena: a lazily mapped chunk */
+    __atomic_add_fetch(&sp_buffer_bytes, sizeof *c, __ATOMIC_RELAXED);
+    return c;
+}
