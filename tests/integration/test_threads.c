@@ -546,11 +546,25 @@ Test(threads, untracked_threads_share_one_timeline)
 static void run_chunks(const char *mode, const char *expect_err)
 {
     struct harness_run run;
-    char var[96];
+    char var[96], preload[1100], writer_ns[200];
     snprintf(var, sizeof var, "SCOPE_PROFILER_HUGE_PAGES=%s", mode);
-    const char *env[] = {var, "SCOPE_PROFILER_OUTPUT=chunks", NULL};
+    const char *env[6] = {var, "SCOPE_PROFILER_OUTPUT=chunks"};
+    int n = 2, use_harness_shim = 1;
+    /* The sanitizer passes point the tests at their instrumented shim. */
+    const char *shim = getenv("SCOPEPROF_TEST_SHIM");
+    if (shim && *shim) {
+        snprintf(preload, sizeof preload, "LD_PRELOAD=%s", shim);
+        env[n++] = preload;
+        use_harness_shim = 0;
+    }
+    const char *ns = getenv("SCOPEPROF_TEST_WRITER_NAMESPACE");
+    if (ns && *ns) {
+        snprintf(writer_ns, sizeof writer_ns, "SCOPE_PROFILER_WRITER_NAMESPACE=%s", ns);
+        env[n++] = writer_ns;
+    }
+    env[n] = NULL;
     const char *argv[] = {program_path("threads_chunks"), "3", "150000", NULL};
-    cr_assert_eq(harness_run(&run, argv, env, 1), 0);
+    cr_assert_eq(harness_run(&run, argv, env, use_harness_shim), 0);
     cr_assert_eq(run.exit_code, 0, "status %d, stderr: %s", run.exit_code, run.err);
     if (expect_err)
         cr_assert(strstr(run.err, expect_err), "stderr: %s", run.err);
