@@ -175,6 +175,16 @@ int sp_report_build(const sp_profile *profile, const sp_report_options *options,
                     sp_report *out, char *err, size_t errlen);
 void sp_report_free(sp_report *report);
 
+/* The same report, byte for byte, from a run source (scopeprof/stream.h):
+ * rank files read one rank at a time in windows, memory bounded by the
+ * call paths (docs/stream.md).  Returns 0; 1 when this run or these options
+ * need the in-memory path (sp_report_build on sp_load_run: what is not
+ * streamed yet, and every file or rank with a problem, whose message that
+ * path words) with the reason in why; -1 on failure (why set). */
+struct sp_run_source;
+int sp_report_build_stream(const struct sp_run_source *src, const sp_report_options *options,
+                           sp_report *out, char *why, size_t whylen);
+
 /* Re-sort the flat table. */
 void sp_report_sort_flat(sp_report *report, sp_report_sort key);
 /* "exclusive", "inclusive", "calls", "mean", "max", "name"; 0 or -1. */

@@ -18,6 +18,7 @@
 #include "scopeprof/export.h"
 #include "scopeprof/h5.h"
 #include "scopeprof/report.h"
+#include "scopeprof/stream.h"
 
 #define CMD "report"
 
@@ -530,6 +531,8 @@ int cmd_report(int argc, char **argv)
     const char *out_path = NULL;
     FILE *text_out = NULL;
     sp_profile *profile = NULL;
+    sp_run_source source;
+    memset(&source, 0, sizeof source);
     sp_report report;
     memset(&report, 0, sizeof report);
     sp_report_mpi mpi;
@@ -648,14 +651,40 @@ int cmd_report(int argc, char **argv)
         goto out;
     }
     char err[1024];
-    profile = sp_load_run((const char *const *)files, num_files, err, sizeof err);
-    if (!profile) {
-        status = cli_file_error(CMD, num_files == 1 ? files[0] : NULL, "%s", err);
-        goto out;
+    /* Streamed first (bounded memory); whatever it cannot do, and every
+     * file with a problem, goes through the in-memory path, which words
+     * the messages (docs/stream.md).  SCOPEPROF_REPORT_IN_MEMORY=1 forces
+     * that path (tests compare both). */
+    const char *force = getenv("SCOPEPROF_REPORT_IN_MEMORY");
+    int streamed = 0;
+    if (!(force && !strcmp(force, "1")) &&
+        sp_run_source_open(&source, (const char *const *)files, num_files, err, sizeof err) == 0) {
+        int rc = sp_report_build_stream(&source, &opt, &report, err, sizeof err);
+        if (rc < 0) {
+            status = cli_file_error(CMD, NULL, "%s", err);
+            goto out;
+        }
+        streamed = rc == 0;
+        /* For tests and benchmarks: which path ran, and why. */
+        const char *trace = getenv("SCOPEPROF_REPORT_TRACE");
+        if (trace && !strcmp(trace, "1"))
+            fprintf(stderr, "scopeprof report: %s%s\n", streamed ? "streamed" : "in memory: ",
+                    streamed ? "" : err);
+        if (!streamed)
+            sp_run_source_close(&source);
+        else
+            profile = source.profile;
     }
-    if (sp_report_build(profile, &opt, &report, err, sizeof err) != 0) {
-        status = cli_file_error(CMD, NULL, "%s", err);
-        goto out;
+    if (!streamed) {
+        profile = sp_load_run((const char *const *)files, num_files, err, sizeof err);
+        if (!profile) {
+            status = cli_file_error(CMD, num_files == 1 ? files[0] : NULL, "%s", err);
+            goto out;
+        }
+        if (sp_report_build(profile, &opt, &report, err, sizeof err) != 0) {
+            status = cli_file_error(CMD, NULL, "%s", err);
+            goto out;
+        }
     }
     if ((has_mpi = sp_report_mpi_build(&report, &mpi)) < 0) {
         status = cli_file_error(CMD, NULL, "out of memory");
@@ -712,7 +741,9 @@ out:
     if (text_out && fclose(text_out) != 0 && status == 0)
         status = cli_file_error(CMD, out_path, "write failed: %s", strerror(errno));
     sp_report_free(&report);
-    if (profile)
+    if (source.profile)
+        sp_run_source_close(&source);
+    else if (profile)
         sp_profile_free(profile);
     sp_selection_free(&sel);
     free(files);

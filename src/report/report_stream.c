@@ -1,0 +1,185 @@
+/* report_stream.c - sp_report_build on a run source: every rank's path tree
+ * built while its calls stream past (src/stream/), one rank at a time, so
+ * memory follows the distinct call paths, not the calls.  What is not
+ * streamed yet sends the caller back to the in-memory path (docs/stream.md). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report_internal.h"
+#include "scopeprof/stream.h"
+
+typedef struct thread_counts {
+    uint32_t rank;
+    size_t n;
+    uint64_t *calls;
+    int64_t *busy;
+} thread_counts;
+
+typedef struct stream_ctx {
+    const sp_run_source *src;
+    unsigned char *region_keep;
+    int64_t min_duration;
+    int64_t first_start, last_end;
+    thread_counts *threads;   /* per streamed rank, ascending */
+    size_t num_threads;
+    int fallback;             /* a rank could not be streamed */
+    char *why;
+    size_t whylen;
+    sp_report_tree *tree;     /* of the rank being streamed */
+} stream_ctx;
+
+static int on_call_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
+{
+    stream_ctx *c = ctx;
+    if (!c->region_keep[call->region] || call->end - call->start < c->min_duration) {
+        *user = parent;
+        return 0;
+    }
+    *user = sp_report_tree_node(c->tree, parent, call->region);
+    return *user < 0 ? -1 : 1;
+}
+
+static int on_call_exit(void *ctx, const sp_stream_call *call, int64_t user)
+{
+    stream_ctx *c = ctx;
+    sp_report_node_add_call(&c->tree->nodes[user], call->end - call->start, call->exclusive);
+    return 0;
+}
+
+static int rank_tree_streamed(void *ctx, sp_report *report, const sp_report_options *opt,
+                              uint32_t rank, sp_rank_result *out, char *err, size_t errlen)
+{
+    stream_ctx *c = ctx;
+    (void)opt;
+    memset(out, 0, sizeof *out);
+    out->rank = rank;
+    if (sp_report_tree_init(&out->tree, rank, SP_REPORT_ALL_LANES) != 0) {
+        snprintf(err, errlen, "out of memory while building the report");
+        return -1;
+    }
+    out->has_tree = 1;
+    c->tree = &out->tree;
+    sp_call_visitor visitor = {on_call_enter, on_call_exit, c};
+    sp_rank_stream_info info;
+    int rc = sp_stream_rank(c->src, rank, sp_rank_clock_offset(report->profile, rank), &visitor,
+                            &info, c->why, c->whylen);
+    if (rc == 0) {
+        if (info.first_start < c->first_start)
+            c->first_start = info.first_start;
+        if (info.last_end > c->last_end)
+            c->last_end = info.last_end;
+        thread_counts *grown = realloc(c->threads, (c->num_threads + 1) * sizeof *grown);
+        if (grown) {
+            c->threads = grown;
+            grown[c->num_threads++] = (thread_counts){rank, info.num_thread_slots,
+                                                      info.thread_calls, info.thread_busy};
+            info.thread_calls = NULL;
+            info.thread_busy = NULL;
+        } else {
+            rc = -1;
+        }
+    }
+    sp_rank_stream_info_free(&info);
+    if (rc != 0) {
+        sp_rank_result_free(out);
+        if (rc > 0)
+            c->fallback = 1;
+        snprintf(err, errlen, rc > 0 ? "%s" : "out of memory while building the report",
+                 c->why);
+        return -1;
+    }
+    return 0;
+}
+
+static int64_t wall_streamed(void *ctx, const sp_report *report, const sp_report_options *opt,
+                             const rank_index *ix)
+{
+    const stream_ctx *c = ctx;
+    (void)report;
+    (void)opt;
+    (void)ix;
+    return c->last_end >= c->first_start ? c->last_end - c->first_start : -1;
+}
+
+static void thread_calls_streamed(void *ctx, uint32_t rank, uint64_t *counts, int64_t *busy,
+                                  size_t num_counts)
+{
+    const stream_ctx *c = ctx;
+    memset(counts, 0, num_counts * sizeof *counts);
+    memset(busy, 0, num_counts * sizeof *busy);
+    for (size_t k = 0; k < c->num_threads; k++) {
+        const thread_counts *t = &c->threads[k];
+        if (t->rank != rank)
+            continue;
+        for (size_t i = 0; i < t->n && i < num_counts; i++) {
+            counts[i] = t->calls[i];
+            busy[i] = t->busy[i];
+        }
+    }
+}
+
+static int64_t seconds_to_ns(double s)
+{
+    double ns = s * 1e9;
+    if (ns > 9.2e18)
+        return INT64_MAX;
+    if (ns < -9.2e18)
+        return INT64_MIN;
+    return (int64_t)llround(ns);
+}
+
+/* What the streamed path does not do yet (docs/stream.md). */
+static const char *not_streamed(const sp_run_source *src, const sp_report_options *opt)
+{
+    const sp_selection *sel = opt->selection;
+    if (opt->per_lane)
+        return "per-lane trees (--lanes)";
+    if (opt->on_rank)
+        return "per-call collection";
+    if (sel && (sel->has_from || sel->has_to))
+        return "--from / --to";
+    if (sel && sel->lanes)
+        return "--lanes selection";
+    return sp_run_source_unstreamable(src);
+}
+
+int sp_report_build_stream(const sp_run_source *src, const sp_report_options *options,
+                           sp_report *out, char *why, size_t whylen)
+{
+    static const sp_report_options defaults = {0};
+    const sp_report_options *opt = options ? options : &defaults;
+    const sp_profile *profile = src->profile;
+    const char *reason = not_streamed(src, opt);
+    if (reason) {
+        snprintf(why, whylen, "%s", reason);
+        memset(out, 0, sizeof *out);
+        return 1;
+    }
+    stream_ctx c = {.src = src, .first_start = INT64_MAX, .last_end = INT64_MIN, .why = why,
+                    .whylen = whylen};
+    c.region_keep = malloc(profile->num_names ? profile->num_names : 1);
+    if (!c.region_keep) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    for (size_t r = 0; r < profile->num_names; r++)
+        c.region_keep[r] =
+            (unsigned char)sp_selection_keeps_region(opt->selection, profile->names[r]);
+    const sp_selection *sel = opt->selection;
+    c.min_duration = sel && sel->has_min_duration ? seconds_to_ns(sel->min_duration_s)
+                                                  : INT64_MIN;
+    sp_report_source source = {rank_tree_streamed, wall_streamed, thread_calls_streamed, &c};
+    char err[1024];
+    int rc = sp_report_build_from(profile, opt, &source, out, err, sizeof err);
+    if (rc != 0)
+        snprintf(why, whylen, "%s", err);
+    free(c.region_keep);
+    for (size_t k = 0; k < c.num_threads; k++) {
+        free(c.threads[k].calls);
+        free(c.threads[k].busy);
+    }
+    free(c.threads);
+    return rc == 0 ? 0 : c.fallback ? 1 : -1;
+}
