@@ -417,6 +417,10 @@ static int visit(stream_state *st, size_t k)
     if (sh->has[SP_H5_COL_CALL] && sh->has[SP_H5_COL_PARENT] &&
         parent_id != (parent ? parent->call_id : -1))
         return give_up(st, "stored parent ids disagree with the recorded times");
+    long kept_above = -1;
+    if (parent)
+        kept_above = parent->kept ? (long)ls->depth - 1 : parent->kept_above;
+    /* (parent points into the stack: not used below the growth) */
     if (ls->depth == ls->cap) {
         size_t cap = ls->cap ? 2 * ls->cap : 64;
         open_call *grown = realloc(ls->calls, cap * sizeof *grown);
@@ -425,9 +429,6 @@ static int visit(stream_state *st, size_t k)
         ls->calls = grown;
         ls->cap = cap;
     }
-    long kept_above = -1;
-    if (parent)
-        kept_above = parent->kept ? (long)ls->depth - 1 : parent->kept_above;
     open_call *oc = &ls->calls[ls->depth];
     *oc = (open_call){
         .call = {.region = r->region, .depth = (uint32_t)ls->depth, .lane = lane,
