@@ -1069,3 +1069,78 @@ Test(cli, report_heading_with_selected_lanes)
     cr_expect_null(strstr(r.out, "threads merged"), "%s", r.out);
     result_free(&r);
 }
+
+/* ---- streamed report (docs/stream.md) ------------------------------------------ */
+
+/* Many rows, three lanes, rows not in time order (each row holds lane 0's
+ * calls, then lane 1's...), chunked event columns: `report` streams it and
+ * prints exactly what the in-memory path prints. */
+Test(cli, report_streamed_equals_in_memory)
+{
+    enum { LANES = 3, GROUPS = 8000 };
+    ev *evs = malloc(LANES * GROUPS * 3 * sizeof *evs);
+    static char names[64][16];
+    for (int k = 0; k < 64; k++)
+        snprintf(names[k], sizeof names[k], "%s%d", k < 40 ? "region" : "leaf", k);
+    size_t n = 0;
+    for (int lane = 0; lane < LANES; lane++)
+        for (int g = 0; g < GROUPS; g++) {
+            int64_t t = (int64_t)g * 100 + lane;
+            evs[n++] = (ev){names[g % 40], t, t + 90, lane};
+            evs[n++] = (ev){names[40 + g % 24], t + 10, t + 60, lane};
+            evs[n++] = (ev){"tick", t + 60, t + 60, lane}; /* zero-length, at the child's end */
+        }
+    write_rank("many_rank00000.h5", 0, evs, n,
+               (const char *const[]){"MainThread", "worker1", "worker2", NULL});
+    free(evs);
+    static const char *const trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
+    const char *const variants[][8] = {
+        {"report", "many_rank00000.h5", NULL},
+        {"report", "many_rank00000.h5", "--include", "region|tick", NULL},
+        {"report", "many_rank00000.h5", "--exclude", "leaf1", "--min-duration", "0.00000006", NULL},
+        {"report", "many_rank00000.h5", "--format", "json", NULL},
+        {"report", "many_rank00000.h5", "--ranks", "0", "--sort", "calls", NULL},
+    };
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+        result s = run_env(variants[v], trace);
+        result m = run_env(variants[v], memory);
+        cr_assert_eq(s.status, 0, "%s", s.err);
+        cr_assert_eq(m.status, 0, "%s", m.err);
+        cr_expect_str_eq(s.err, "scopeprof report: streamed\n", "variant %zu", v);
+        cr_expect_str_eq(s.out, m.out, "variant %zu", v);
+        if (v == 0)
+            cr_expect_neq(strstr(s.out, "calls  72000"), NULL, "%s", s.out);
+        result_free(&s);
+        result_free(&m);
+    }
+    /* Not streamed yet: the same output through the in-memory path. */
+    const char *const lanes[] = {"report", "many_rank00000.h5", "--lanes", NULL};
+    result s = run_env(lanes, trace);
+    result m = run_env(lanes, memory);
+    cr_expect_neq(strstr(s.err, "in memory: per-lane trees"), NULL, "%s", s.err);
+    cr_expect_str_eq(s.out, m.out);
+    result_free(&s);
+    result_free(&m);
+}
+
+/* Two rank files, one not nested: the streamed attempt hands over, and the
+ * warning and numbers are those of the in-memory path. */
+Test(cli, report_streamed_falls_back_on_a_rank_that_does_not_nest)
+{
+    write_run();
+    static const ev bad[] = {{"main", 0, 1000, 0}, {"solve", 500, 1500, 0}};
+    write_rank("run_rank00001.h5", 1, bad, 2, (const char *const[]){"MainThread", NULL});
+    static const char *const trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
+    const char *const args[] = {"report", "run_rank00000.h5", "run_rank00001.h5", NULL};
+    result s = run_env(args, trace);
+    result m = run_env(args, memory);
+    cr_assert_eq(s.status, m.status);
+    cr_expect_neq(strstr(s.err, "in memory: rank 1: recorded calls are not properly nested"),
+                  NULL, "%s", s.err);
+    cr_expect_neq(strstr(s.err, m.err), NULL, "%s\n---\n%s", s.err, m.err);
+    cr_expect_str_eq(s.out, m.out);
+    result_free(&s);
+    result_free(&m);
+}
