@@ -29,7 +29,10 @@ typedef struct run {
     uint64_t row_offset;      /* first event of the run's row */
     uint32_t region;
     int omp_parallel;         /* region is "omp parallel" (thread busy time) */
+    size_t slot;              /* the row's entry in stream_state.checks */
     int64_t first_start;      /* decoded absolute start of event `begin` */
+    int64_t last_start;       /* pass 1: start of the last event seen */
+    int ends_known;           /* pass 1: the last event's end was read */
 } run;
 
 typedef struct cursor {
@@ -56,6 +59,8 @@ typedef struct lane_stack {
     size_t depth, cap;
 } lane_stack;
 
+typedef struct row_check row_check;
+
 typedef struct stream_state {
     const sp_run_source *src;
     const sp_h5_event_shape *shape;
@@ -79,6 +84,8 @@ typedef struct stream_state {
     /* thread ids the thread / task tables list for this rank */
     int64_t *thread_keys, *task_keys;
     size_t num_thread_keys, num_task_keys;
+    row_check *checks;        /* per row of the rank */
+    size_t num_checks;
     const sp_call_visitor *visitor;
     sp_rank_stream_info *info;
     char *why;
@@ -150,35 +157,39 @@ static int add_run(stream_state *st, const run *r)
     return 0;
 }
 
-static int scan_row(stream_state *st, const sp_row *row, int64_t *buf)
+/* Pass 1 reads starts only; ends only for windows where two neighbours
+ * start together (the tie rule needs them), the rest is checked in pass 2. */
+static int scan_row(stream_state *st, const sp_row *row, size_t slot, int64_t *buf)
 {
     const sp_h5_event_shape *sh = st->shape;
-    int check_stats = sh->has_stats;
-    int64_t *raw_s = buf, *raw_e = buf + st->window, *gpu = buf + 2 * st->window;
-    sp_summary_acc acc;
-    sp_summary_begin(&acc, 0, row->count);
+    int64_t *raw_s = buf, *raw_e = buf + st->window;
     const char *name = st->src->profile->names[row->region];
-    run cur = {.row_offset = row->offset, .region = row->region,
+    run cur = {.row_offset = row->offset, .region = row->region, .slot = slot,
                .omp_parallel = !strcmp(name, "omp parallel")};
     int64_t prev_s = 0, prev_e = 0;
     uint64_t end = row->offset + row->count;
     for (uint64_t pos = row->offset; pos < end;) {
         size_t n = window_end(st, pos, end);
-        if (sp_h5_event_reader_read(st->reader, SP_H5_COL_START, pos, n, raw_s) ||
-            sp_h5_event_reader_read(st->reader, SP_H5_COL_SECOND, pos, n, raw_e) ||
-            (check_stats && sh->has[SP_H5_COL_GPU] &&
-             sp_h5_event_reader_read(st->reader, SP_H5_COL_GPU, pos, n, gpu)))
+        if (sp_h5_event_reader_read(st->reader, SP_H5_COL_START, pos, n, raw_s))
             return give_up(st, "event columns cannot be read");
+        int ties = 0;
+        for (size_t i = 0; i < n; i++) {
+            int64_t s = sh->deltas && pos + i > row->offset ? wrap_add(prev_s, raw_s[i])
+                                                            : raw_s[i];
+            raw_s[i] = s;
+            ties |= (pos + i > row->offset && s == prev_s);
+            prev_s = s;
+        }
+        if (ties && sp_h5_event_reader_read(st->reader, SP_H5_COL_SECOND, pos, n, raw_e))
+            return give_up(st, "event columns cannot be read");
+        prev_s = pos > row->offset ? cur.last_start : 0;
         for (size_t i = 0; i < n; i++) {
             uint64_t e = pos + i;
-            int64_t s = sh->deltas && e > row->offset ? wrap_add(prev_s, raw_s[i]) : raw_s[i];
-            int64_t t = sh->deltas ? wrap_add(s, raw_e[i]) : raw_e[i];
-            raw_s[i] = s;
-            raw_e[i] = t;
-            if (t < s)
-                return give_up(st, "a recorded call ends before it starts");
+            int64_t s = raw_s[i];
+            int64_t t = ties ? (sh->deltas ? wrap_add(s, raw_e[i]) : raw_e[i]) : 0;
             /* A new run where the row leaves reconstruction order. */
-            if (e == row->offset || s < prev_s || (s == prev_s && t > prev_e)) {
+            if (e == row->offset || s < prev_s ||
+                (s == prev_s && (t > prev_e || !cur.ends_known))) {
                 if (e > row->offset) {
                     cur.end = e;
                     if (add_run(st, &cur))
@@ -189,13 +200,9 @@ static int scan_row(stream_state *st, const sp_row *row, int64_t *buf)
             }
             prev_s = s;
             prev_e = t;
-            if (s - st->offset < st->info->first_start)
-                st->info->first_start = s - st->offset;
-            if (t - st->offset > st->info->last_end)
-                st->info->last_end = t - st->offset;
+            cur.ends_known = ties;
         }
-        if (check_stats)
-            sp_summary_add(&acc, raw_s, raw_e, sh->has[SP_H5_COL_GPU] ? gpu : NULL, n);
+        cur.last_start = prev_s;
         pos += n;
     }
     if (row->count) {
@@ -203,17 +210,47 @@ static int scan_row(stream_state *st, const sp_row *row, int64_t *buf)
         if (add_run(st, &cur))
             return give_up(st, "out of memory");
     }
-    if (check_stats && row->count) {
-        sp_summary_stats want;
-        sp_summary_end(&acc, &want);
-        const sp_summary_stats *s = &row->stats;
-        if (s->total != want.total || s->minimum != want.minimum ||
-            s->maximum != want.maximum || s->start_minimum != want.start_minimum ||
-            s->end_maximum != want.end_maximum || s->gpu_count != want.gpu_count)
-            return give_up(st, "summary_statistics disagree with the events");
-    }
     st->info->calls += row->count;
     return 0;
+}
+
+/* The row statistics the reader checks against the events, accumulated in
+ * merge order (none of them depends on it). */
+struct row_check {
+    const sp_row *row;
+    int started;
+    int64_t total, minimum, maximum, start_minimum, end_maximum;
+    uint64_t gpu_count;
+};
+
+static void row_check_add(row_check *c, int64_t s, int64_t e, int64_t gpu)
+{
+    int64_t d = (int64_t)((uint64_t)e - (uint64_t)s);
+    if (!c->started) {
+        c->started = 1;
+        c->minimum = c->maximum = d;
+        c->start_minimum = s;
+        c->end_maximum = e;
+    }
+    c->total = wrap_add(c->total, d);
+    if (d < c->minimum)
+        c->minimum = d;
+    if (d > c->maximum)
+        c->maximum = d;
+    if (s < c->start_minimum)
+        c->start_minimum = s;
+    if (e > c->end_maximum)
+        c->end_maximum = e;
+    c->gpu_count += gpu >= 0;
+}
+
+static int row_check_agrees(const row_check *c)
+{
+    const sp_summary_stats *s = &c->row->stats;
+    return !c->started ||
+           (s->total == c->total && s->minimum == c->minimum && s->maximum == c->maximum &&
+            s->start_minimum == c->start_minimum && s->end_maximum == c->end_maximum &&
+            s->gpu_count == c->gpu_count);
 }
 
 /* ---- pass 2: merge --------------------------------------------------------- */
@@ -381,6 +418,15 @@ static int visit(stream_state *st, size_t k)
     int64_t call_id = sh->has[SP_H5_COL_CALL] ? c->col[SP_H5_COL_CALL][i] : -1;
     int64_t parent_id = sh->has[SP_H5_COL_PARENT] ? c->col[SP_H5_COL_PARENT][i] : -1;
     const sp_profile *p = st->src->profile;
+    if (c->end < c->start)
+        return give_up(st, "a recorded call ends before it starts");
+    if (c->start - st->offset < st->info->first_start)
+        st->info->first_start = c->start - st->offset;
+    if (c->end - st->offset > st->info->last_end)
+        st->info->last_end = c->end - st->offset;
+    if (sh->has_stats)
+        row_check_add(&st->checks[r->slot], c->start, c->end,
+                      sh->has[SP_H5_COL_GPU] ? c->col[SP_H5_COL_GPU][i] : -1);
     if (sh->has[SP_H5_COL_THREAD] && p->has_thread_table &&
         !check_lane_id(st->thread_keys, st->num_thread_keys, thread))
         return give_up(st, "a thread id the thread table does not list");
@@ -448,12 +494,18 @@ static int visit(stream_state *st, size_t k)
     return 0;
 }
 
+/* Columns pass 2 reads: GPU durations only for the statistics check. */
+static int wanted(const sp_h5_event_shape *sh, int col)
+{
+    return sh->has[col] && (col != SP_H5_COL_GPU || sh->has_stats);
+}
+
 static int merge_runs(stream_state *st)
 {
     const sp_h5_event_shape *sh = st->shape;
     size_t cols = 0;
     for (int col = 0; col < SP_H5_COL_N; col++)
-        cols += col != SP_H5_COL_GPU && sh->has[col];
+        cols += wanted(sh, col);
     /* A run's window never exceeds the run: many short rows cost their size. */
     size_t values;
     for (;;) {
@@ -478,7 +530,7 @@ static int merge_runs(stream_state *st)
         cursor *c = &st->cursors[k];
         uint64_t len = st->runs[k].end - st->runs[k].begin;
         for (int col = 0; col < SP_H5_COL_N; col++)
-            if (col != SP_H5_COL_GPU && sh->has[col]) {
+            if (wanted(sh, col)) {
                 c->col[col] = next;
                 next += len < st->window ? len : st->window;
             }
@@ -512,6 +564,9 @@ static int merge_runs(stream_state *st)
     if (sh->has[SP_H5_COL_CALL] && sh->has[SP_H5_COL_PARENT] && st->with_ids &&
         st->with_ids < st->info->calls)
         return give_up(st, "call ids stored for only some calls");
+    for (size_t r = 0; sh->has_stats && r < st->num_checks; r++)
+        if (!row_check_agrees(&st->checks[r]))
+            return give_up(st, "summary_statistics disagree with the events");
     return 0;
 }
 
@@ -546,7 +601,7 @@ int sp_stream_rank(const sp_run_source *src, uint32_t rank, int64_t clock_offset
     /* Ids are 0..n-1 in files we and the Python package write; a bitmap of
      * up to 8 bits per event (or 1 MiB) keeps the check bounded. */
     st.seen_limit = 8 * st.shape->num_events + ((uint64_t)8 << 20);
-    int64_t *buf = malloc(3 * st.window * sizeof *buf);
+    int64_t *buf = malloc(2 * st.window * sizeof *buf);
     int rc = buf ? lane_keys(&st) : give_up(&st, "out of memory");
     if (rc == 0) {
         size_t cache = chunk > st.window ? (size_t)chunk * 8 * 8 : (size_t)4 << 20;
@@ -555,9 +610,17 @@ int sp_stream_rank(const sp_run_source *src, uint32_t rank, int64_t clock_offset
         if (!st.reader)
             rc = give_up(&st, "event columns cannot be opened");
     }
+    size_t rows = 0;
+    for (size_t r = 0; r < p->num_rows; r++)
+        rows += p->rows[r].rank == rank;
+    st.checks = calloc(rows + 1, sizeof *st.checks);
+    if (rc == 0 && !st.checks)
+        rc = give_up(&st, "out of memory");
     for (size_t r = 0; rc == 0 && r < p->num_rows; r++)
-        if (p->rows[r].rank == rank && src->row_file[r] == (size_t)file)
-            rc = scan_row(&st, &p->rows[r], buf);
+        if (p->rows[r].rank == rank && src->row_file[r] == (size_t)file) {
+            st.checks[st.num_checks].row = &p->rows[r];
+            rc = scan_row(&st, &p->rows[r], st.num_checks++, buf);
+        }
     free(buf);
     if (rc == 0 && st.num_runs)
         rc = merge_runs(&st);
@@ -572,6 +635,7 @@ int sp_stream_rank(const sp_run_source *src, uint32_t rank, int64_t clock_offset
         free(st.lanes[l].calls);
     free(st.lanes);
     free(st.seen_ids);
+    free(st.checks);
     free(st.thread_keys);
     free(st.task_keys);
     return rc;

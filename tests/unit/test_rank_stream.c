@@ -112,6 +112,9 @@ Test(rank_stream, tie_rules_of_the_spec)
     add_row(p, "a", 0, as, ae, 2);
     add_row(p, "b", 0, bs, be, 2);
     add_row(p, "z", 0, zs, ze, 1);
+    /* equal starts inside one row, shorter first: the row is cut there */
+    int64_t rs[] = {60, 60, 60, 70}, re[] = {65, 80, 80, 70};
+    add_row(p, "r", 0, rs, re, 4);
     cr_assert_eq(stream_matches_memory(p, "ties"), 0);
 }
 
