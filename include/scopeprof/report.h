@@ -140,6 +140,8 @@ typedef struct sp_report_options {
      * again; nonzero return = out of memory.  NULL: none. */
     int (*on_rank)(void *ctx, const sp_profile *profile, const sp_rank_data *data);
     void *on_rank_ctx;
+    /* sp_report_build_stream: worker processes over the ranks (0, 1: none). */
+    size_t jobs;
 } sp_report_options;
 
 typedef struct sp_report {

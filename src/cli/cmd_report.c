@@ -48,6 +48,8 @@ static const char report_help[] =
     "      --format F       text (default); json: every table in one document;\n"
     "                       csv: one table, --flat (default), --tree or\n"
     "                       --ranks-table (keys and columns: docs/compare.md)\n"
+    "  -j, --jobs N         worker processes reading rank files (default: the\n"
+    "                       number of CPUs; the output is the same for every N)\n"
     "  -o, --output FILE    write the report to FILE; FILE.html (or .htm) writes\n"
     "                       one self-contained HTML page instead of text (hotspots,\n"
     "                       call tree, flame graph, timeline, load balance,\n"
@@ -605,6 +607,16 @@ int cmd_report(int argc, char **argv)
                 goto out;
             }
             format = v;
+        } else if ((r = cli_option_value(CMD, argc, argv, &i, "--jobs", "-j", &v))) {
+            if (r < 0)
+                goto out;
+            long jobs;
+            if (cli_parse_long(v, 1, 1024, &jobs) != 0) {
+                status = cli_usage_error(CMD, "--jobs: '%s' is not a number of processes "
+                                              "from 1 to 1024", v);
+                goto out;
+            }
+            opt.jobs = (size_t)jobs;
         } else if ((r = cli_option_value(CMD, argc, argv, &i, "--sort", NULL, &v))) {
             if (r < 0)
                 goto out;
@@ -655,6 +667,10 @@ int cmd_report(int argc, char **argv)
      * file with a problem, goes through the in-memory path, which words
      * the messages (docs/stream.md).  SCOPEPROF_REPORT_IN_MEMORY=1 forces
      * that path (tests compare both). */
+    if (opt.jobs == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        opt.jobs = cpus > 0 ? (size_t)cpus : 1;
+    }
     const char *force = getenv("SCOPEPROF_REPORT_IN_MEMORY");
     int streamed = 0;
     if (!(force && !strcmp(force, "1")) &&

@@ -3,6 +3,8 @@
  * a few windows, never a whole column. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "h5/h5_internal.h"
 
@@ -11,6 +13,7 @@ struct sp_h5_event_reader {
     hid_t dset[SP_H5_COL_N];
     hid_t space[SP_H5_COL_N];
     const char *path;
+    int64_t bytes;
 };
 
 void sp_h5_event_reader_close(sp_h5_event_reader *r)
@@ -46,6 +49,8 @@ sp_h5_event_reader *sp_h5_event_reader_open(const char *path, const sp_h5_event_
     for (int c = 0; c < SP_H5_COL_N; c++)
         r->dset[c] = r->space[c] = -1;
     sp_h5_silence();
+    struct stat st;
+    r->bytes = stat(path, &st) == 0 ? (int64_t)st.st_size : 0;
     r->file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
     /* Every window reads whole chunks: a cache holding one chunk of every
@@ -83,6 +88,12 @@ int sp_h5_event_reader_read(sp_h5_event_reader *r, int col, uint64_t offset, siz
     hid_t mem = H5Screate_simple(1, n, NULL);
     if (mem < 0)
         return -1;
+    /* The command's watchdog times every read (read_watchdog.c). */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    __atomic_store_n(&sp_h5_current_bytes, r->bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(&sp_h5_current_since_ns, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec,
+                     __ATOMIC_RELAXED);
     __atomic_store_n(&sp_h5_current_path, r->path, __ATOMIC_RELEASE);
     herr_t rc = H5Dread(r->dset[col], H5T_NATIVE_INT64, mem, r->space[col], H5P_DEFAULT, out);
     __atomic_store_n(&sp_h5_current_path, NULL, __ATOMIC_RELEASE);

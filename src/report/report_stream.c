@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/report_internal.h"
+#include "report/report_jobs.h"
 #include "scopeprof/stream.h"
 
 typedef struct thread_counts {
@@ -28,6 +28,9 @@ typedef struct stream_ctx {
     char *why;
     size_t whylen;
     sp_report_tree *tree;     /* of the rank being streamed */
+    sp_report_jobs jobs;      /* worker processes (--jobs), count <= 1: none */
+    int jobs_started;
+    size_t next_rank;         /* next selected rank to take from the workers */
 } stream_ctx;
 
 static int on_call_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
@@ -48,15 +51,18 @@ static int on_call_exit(void *ctx, const sp_stream_call *call, int64_t user)
     return 0;
 }
 
-static int rank_tree_streamed(void *ctx, sp_report *report, const sp_report_options *opt,
-                              uint32_t rank, sp_rank_result *out, char *err, size_t errlen)
+/* One rank: its tree and what else the pass learnt.  0, 1 (fall back,
+ * why set), -1 failure.  Runs in the command or in a worker (report_jobs.c). */
+static int stream_one_rank(void *ctx, sp_report *report, const sp_report_options *opt,
+                           uint32_t rank, sp_rank_result *out, sp_rank_extra *extra, char *why,
+                           size_t whylen)
 {
     stream_ctx *c = ctx;
     (void)opt;
     memset(out, 0, sizeof *out);
     out->rank = rank;
     if (sp_report_tree_init(&out->tree, rank, SP_REPORT_ALL_LANES) != 0) {
-        snprintf(err, errlen, "out of memory while building the report");
+        snprintf(why, whylen, "out of memory while building the report");
         return -1;
     }
     out->has_tree = 1;
@@ -64,24 +70,59 @@ static int rank_tree_streamed(void *ctx, sp_report *report, const sp_report_opti
     sp_call_visitor visitor = {on_call_enter, on_call_exit, c};
     sp_rank_stream_info info;
     int rc = sp_stream_rank(c->src, rank, sp_rank_clock_offset(report->profile, rank), &visitor,
-                            &info, c->why, c->whylen);
-    if (rc == 0) {
-        if (info.first_start < c->first_start)
-            c->first_start = info.first_start;
-        if (info.last_end > c->last_end)
-            c->last_end = info.last_end;
-        thread_counts *grown = realloc(c->threads, (c->num_threads + 1) * sizeof *grown);
-        if (grown) {
-            c->threads = grown;
-            grown[c->num_threads++] = (thread_counts){rank, info.num_thread_slots,
-                                                      info.thread_calls, info.thread_busy};
-            info.thread_calls = NULL;
-            info.thread_busy = NULL;
-        } else {
-            rc = -1;
-        }
+                            &info, why, whylen);
+    *extra = (sp_rank_extra){info.first_start, info.last_end, info.num_thread_slots,
+                             info.thread_calls, info.thread_busy};
+    if (rc != 0) {
+        sp_rank_stream_info_free(&info);
+        *extra = (sp_rank_extra){INT64_MAX, INT64_MIN, 0, NULL, NULL};
+        sp_rank_result_free(out);
+        if (rc < 0)
+            snprintf(why, whylen, "out of memory while building the report");
     }
-    sp_rank_stream_info_free(&info);
+    return rc;
+}
+
+/* The rank's wall span and thread counts join the run's. */
+static int absorb(stream_ctx *c, uint32_t rank, sp_rank_extra *extra)
+{
+    if (extra->first_start < c->first_start)
+        c->first_start = extra->first_start;
+    if (extra->last_end > c->last_end)
+        c->last_end = extra->last_end;
+    thread_counts *grown = realloc(c->threads, (c->num_threads + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    c->threads = grown;
+    grown[c->num_threads++] = (thread_counts){rank, extra->num_thread_slots, extra->thread_calls,
+                                              extra->thread_busy};
+    extra->thread_calls = NULL;
+    extra->thread_busy = NULL;
+    return 0;
+}
+
+static int rank_tree_streamed(void *ctx, sp_report *report, const sp_report_options *opt,
+                              uint32_t rank, sp_rank_result *out, char *err, size_t errlen)
+{
+    stream_ctx *c = ctx;
+    sp_rank_extra extra = {INT64_MAX, INT64_MIN, 0, NULL, NULL};
+    int rc;
+    if (c->jobs.count > 1 && report->num_ranks > 1) {
+        if (!c->jobs_started) {
+            c->jobs_started = 1;
+            if (sp_report_jobs_start(&c->jobs, report, opt) != 0) {
+                snprintf(err, errlen, "cannot start the report's worker processes");
+                return -1;
+            }
+        }
+        rc = sp_report_jobs_next(&c->jobs, c->next_rank++, out, &extra, c->why, c->whylen);
+    } else {
+        rc = stream_one_rank(c, report, opt, rank, out, &extra, c->why, c->whylen);
+    }
+    if (rc == 0 && absorb(c, rank, &extra) != 0)
+        rc = -1;
+    free(extra.thread_calls);
+    free(extra.thread_busy);
     if (rc != 0) {
         sp_rank_result_free(out);
         if (rc > 0)
@@ -159,6 +200,7 @@ int sp_report_build_stream(const sp_run_source *src, const sp_report_options *op
     }
     stream_ctx c = {.src = src, .first_start = INT64_MAX, .last_end = INT64_MIN, .why = why,
                     .whylen = whylen};
+    c.jobs = (sp_report_jobs){.count = opt->jobs, .compute = stream_one_rank, .ctx = &c};
     c.region_keep = malloc(profile->num_names ? profile->num_names : 1);
     if (!c.region_keep) {
         snprintf(why, whylen, "out of memory");
@@ -175,6 +217,8 @@ int sp_report_build_stream(const sp_run_source *src, const sp_report_options *op
     int rc = sp_report_build_from(profile, opt, &source, out, err, sizeof err);
     if (rc != 0)
         snprintf(why, whylen, "%s", err);
+    if (c.jobs_started)
+        sp_report_jobs_stop(&c.jobs);
     free(c.region_keep);
     for (size_t k = 0; k < c.num_threads; k++) {
         free(c.threads[k].calls);

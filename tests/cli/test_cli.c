@@ -1133,7 +1133,8 @@ Test(cli, report_streamed_falls_back_on_a_rank_that_does_not_nest)
     write_rank("run_rank00001.h5", 1, bad, 2, (const char *const[]){"MainThread", NULL});
     static const char *const trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
     static const char *const memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
-    const char *const args[] = {"report", "run_rank00000.h5", "run_rank00001.h5", NULL};
+    const char *const args[] = {"report", "-j", "2", "run_rank00000.h5", "run_rank00001.h5",
+                                NULL};
     result s = run_env(args, trace);
     result m = run_env(args, memory);
     cr_assert_eq(s.status, m.status);
@@ -1143,4 +1144,43 @@ Test(cli, report_streamed_falls_back_on_a_rank_that_does_not_nest)
     cr_expect_str_eq(s.out, m.out);
     result_free(&s);
     result_free(&m);
+}
+
+/* --jobs: worker processes over the rank files, results in rank order, so
+ * the output is the same for every N (and the in-memory path's). */
+Test(cli, report_jobs_give_the_same_output)
+{
+    enum { RANKS = 5 };
+    for (uint32_t rank = 0; rank < RANKS; rank++) {
+        char name[64];
+        snprintf(name, sizeof name, "jobs_rank%05u.h5", rank);
+        ev evs[] = {{"main", 0, 1000 + rank, 0},          {"solve", 100, 400 + rank, 0},
+                    {"solve", 500, 900, 0},               {rank % 2 ? "io" : "mpi", 950, 990, 0},
+                    {"solve", 200, 700 - rank, 1},        {"assemble", 300, 400, 1}};
+        write_rank(name, rank, evs, 6, (const char *const[]){"MainThread", "worker", NULL});
+    }
+    static const char *const trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
+    const char *const one[] = {"report", "--jobs", "1", ".", NULL};
+    const char *const two[] = {"report", "--jobs=2", ".", NULL};
+    const char *const three[] = {"report", "-j", "3", ".", "--format", "json", NULL};
+    const char *const three_mem[] = {"report", ".", "--format", "json", NULL};
+    result a = run_env(one, trace), b = run_env(two, trace), m = run_env(one, memory);
+    result c = run_env(three, trace), cm = run_env(three_mem, memory);
+    cr_assert_eq(a.status, 0, "%s", a.err);
+    cr_expect_str_eq(a.err, "scopeprof report: streamed\n");
+    cr_expect_str_eq(b.err, "scopeprof report: streamed\n");
+    cr_expect_neq(strstr(a.out, "ranks  5 (0-4)"), NULL, "%s", a.out);
+    cr_expect_str_eq(a.out, b.out);
+    cr_expect_str_eq(a.out, m.out);
+    cr_expect_str_eq(c.out, cm.out);
+    result r = RUN("report", "--jobs", "0", ".");
+    cr_expect_eq(r.status, 2);
+    cr_expect_neq(strstr(r.err, "--jobs: '0'"), NULL, "%s", r.err);
+    result_free(&a);
+    result_free(&b);
+    result_free(&m);
+    result_free(&c);
+    result_free(&cm);
+    result_free(&r);
 }
