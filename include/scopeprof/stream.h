@@ -75,6 +75,12 @@ int sp_stream_rank(const sp_run_source *src, uint32_t rank, int64_t clock_offset
                    const sp_call_visitor *visitor, sp_rank_stream_info *info, char *why,
                    size_t whylen);
 
+/* `validate` of one file in bounded memory: 0 when every check the full
+ * checker makes passes (nesting required); 1 when the file has a problem or
+ * something this path does not check (then run sp_h5_check, which lists
+ * the problems), with the reason in why. */
+int sp_stream_validate(const char *path, char *why, size_t whylen);
+
 #ifdef __cplusplus
 }
 #endif

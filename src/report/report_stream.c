@@ -171,6 +171,49 @@ static int64_t seconds_to_ns(double s)
     return (int64_t)llround(ns);
 }
 
+static int ignore_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
+{
+    (void)ctx;
+    (void)call;
+    *user = parent;
+    return 0;
+}
+
+static int ignore_exit(void *ctx, const sp_stream_call *call, int64_t user)
+{
+    (void)ctx;
+    (void)call;
+    (void)user;
+    return 0;
+}
+
+/* The in-memory reader checks every rank of a file, selected or not: so
+ * does the streamed path, without building anything.  0, or 1 (why set). */
+static int check_unselected_ranks(const sp_run_source *src, const sp_report *report, char *why,
+                                  size_t whylen)
+{
+    const sp_profile *p = src->profile;
+    uint32_t last = UINT32_MAX;
+    for (size_t r = 0; r < p->num_rows; r++) {
+        uint32_t rank = p->rows[r].rank;
+        if (rank == last)
+            continue;
+        last = rank;
+        int selected = 0;
+        for (size_t k = 0; k < report->num_ranks && !selected; k++)
+            selected = report->ranks[k] == rank;
+        if (selected)
+            continue;
+        sp_call_visitor none = {ignore_enter, ignore_exit, NULL};
+        sp_rank_stream_info info;
+        int rc = sp_stream_rank(src, rank, 0, &none, &info, why, whylen);
+        sp_rank_stream_info_free(&info);
+        if (rc != 0)
+            return 1;
+    }
+    return 0;
+}
+
 /* What the streamed path does not do yet (docs/stream.md). */
 static const char *not_streamed(const sp_run_source *src, const sp_report_options *opt)
 {
@@ -217,6 +260,11 @@ int sp_report_build_stream(const sp_run_source *src, const sp_report_options *op
     int rc = sp_report_build_from(profile, opt, &source, out, err, sizeof err);
     if (rc != 0)
         snprintf(why, whylen, "%s", err);
+    if (rc == 0 && check_unselected_ranks(src, out, why, whylen) != 0) {
+        sp_report_free(out);
+        rc = -1;
+        c.fallback = 1;
+    }
     if (c.jobs_started)
         sp_report_jobs_stop(&c.jobs);
     free(c.region_keep);

@@ -24,10 +24,44 @@ void sp_run_source_close(sp_run_source *src)
     memset(src, 0, sizeof *src);
 }
 
+typedef struct row_key {
+    size_t file;
+    uint32_t rank, region;
+} row_key;
+
+static int by_key(const void *a, const void *b)
+{
+    const row_key *x = a, *y = b;
+    if (x->file != y->file)
+        return x->file < y->file ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return (x->region > y->region) - (x->region < y->region);
+}
+
+/* Two rows for one (rank, region) of a file: the reader refuses the file. */
+static int duplicate_rows(const sp_run_source *src)
+{
+    const sp_profile *p = src->profile;
+    row_key *keys = malloc((p->num_rows + 1) * sizeof *keys);
+    if (!keys)
+        return 1;
+    for (size_t r = 0; r < p->num_rows; r++)
+        keys[r] = (row_key){src->row_file[r], p->rows[r].rank, p->rows[r].region};
+    qsort(keys, p->num_rows, sizeof *keys, by_key);
+    int dup = 0;
+    for (size_t r = 1; r < p->num_rows && !dup; r++)
+        dup = by_key(&keys[r - 1], &keys[r]) == 0;
+    free(keys);
+    return dup;
+}
+
 const char *sp_run_source_unstreamable(const sp_run_source *src)
 {
     if (src->profile->aggregate)
         return "aggregate layout";
+    if (duplicate_rows(src))
+        return "two rows for one rank and region";
     for (size_t i = 0; i < src->num_paths; i++) {
         if (src->shapes[i].has_fork)
             return "fork edges (events/fork_parent_ids)";

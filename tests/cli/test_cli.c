@@ -1114,6 +1114,15 @@ Test(cli, report_streamed_equals_in_memory)
         result_free(&s);
         result_free(&m);
     }
+    /* validate: the streamed confirmation says what the checker says */
+    const char *const check[] = {"validate", "many_rank00000.h5", NULL};
+    static const char *const checker[] = {"SCOPEPROF_VALIDATE_IN_MEMORY=1", NULL};
+    result vs = run_env(check, NULL), vm = run_env(check, checker);
+    cr_expect_eq(vs.status, 0, "%s", vs.err);
+    cr_expect_str_eq(vs.out, "OK many_rank00000.h5\n");
+    cr_expect_str_eq(vs.out, vm.out);
+    result_free(&vs);
+    result_free(&vm);
     /* Not streamed yet: the same output through the in-memory path. */
     const char *const lanes[] = {"report", "many_rank00000.h5", "--lanes", NULL};
     result s = run_env(lanes, trace);
@@ -1144,6 +1153,16 @@ Test(cli, report_streamed_falls_back_on_a_rank_that_does_not_nest)
     cr_expect_str_eq(s.out, m.out);
     result_free(&s);
     result_free(&m);
+    /* validate requires nesting: the checker's problem line, either way */
+    const char *const check[] = {"validate", "run_rank00001.h5", NULL};
+    static const char *const checker[] = {"SCOPEPROF_VALIDATE_IN_MEMORY=1", NULL};
+    result vs = run_env(check, NULL), vm = run_env(check, checker);
+    cr_expect_eq(vs.status, 1);
+    cr_expect_neq(strstr(vs.out, "not properly nested"), NULL, "%s", vs.out);
+    cr_expect_str_eq(vs.out, vm.out);
+    cr_expect_str_eq(vs.err, vm.err);
+    result_free(&vs);
+    result_free(&vm);
 }
 
 /* --jobs: worker processes over the rank files, results in rank order, so
