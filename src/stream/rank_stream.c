@@ -60,6 +60,7 @@ typedef struct lane_stack {
 } lane_stack;
 
 typedef struct row_check row_check;
+typedef struct heap_node heap_node;
 
 typedef struct stream_state {
     const sp_run_source *src;
@@ -72,7 +73,7 @@ typedef struct stream_state {
     size_t num_runs, runs_cap;
     cursor *cursors;
     int64_t *slab;            /* every cursor's windows */
-    size_t *heap;
+    heap_node *heap;
     size_t heap_len;
     lane_stack *lanes;
     size_t num_lanes, lanes_cap;
@@ -283,32 +284,35 @@ static void cursor_decode(stream_state *st, size_t k)
     c->prev_start = s;
 }
 
-static int before(const stream_state *st, size_t a, size_t b)
+/* Heap entries carry their keys: the merge compares them once per call. */
+struct heap_node {
+    int64_t start, end;
+    size_t run;
+};
+
+static int before(const heap_node *x, const heap_node *y)
 {
-    const cursor *x = &st->cursors[a], *y = &st->cursors[b];
     if (x->start != y->start)
         return x->start < y->start;
     if (x->end != y->end)
         return x->end > y->end;
-    return a < b;
+    return x->run < y->run;
 }
 
-static void sift_down(stream_state *st, size_t i)
+static void sift_down(heap_node *h, size_t n, size_t i)
 {
-    size_t *h = st->heap, n = st->heap_len;
+    heap_node moving = h[i];
     for (;;) {
-        size_t l = 2 * i + 1, best = i;
-        if (l < n && before(st, h[l], h[best]))
-            best = l;
-        if (l + 1 < n && before(st, h[l + 1], h[best]))
-            best = l + 1;
-        if (best == i)
-            return;
-        size_t t = h[i];
+        size_t l = 2 * i + 1;
+        if (l >= n)
+            break;
+        size_t best = l + 1 < n && before(&h[l + 1], &h[l]) ? l + 1 : l;
+        if (!before(&h[best], &moving))
+            break;
         h[i] = h[best];
-        h[best] = t;
         i = best;
     }
+    h[i] = moving;
 }
 
 static lane_stack *lane_of(stream_state *st, int64_t lane)
@@ -538,12 +542,12 @@ static int merge_runs(stream_state *st)
         if (cursor_fill(st, k))
             return give_up(st, "event columns cannot be read");
         cursor_decode(st, k);
-        st->heap[st->heap_len++] = k;
+        st->heap[st->heap_len++] = (heap_node){c->start, c->end, k};
     }
     for (size_t i = st->heap_len / 2; i-- > 0;)
-        sift_down(st, i);
+        sift_down(st->heap, st->heap_len, i);
     while (st->heap_len) {
-        size_t k = st->heap[0];
+        size_t k = st->heap[0].run;
         int rc = visit(st, k);
         if (rc)
             return rc;
@@ -554,8 +558,10 @@ static int merge_runs(stream_state *st)
             if (c->pos == c->base + c->len && cursor_fill(st, k))
                 return give_up(st, "event columns cannot be read");
             cursor_decode(st, k);
+            st->heap[0].start = c->start;
+            st->heap[0].end = c->end;
         }
-        sift_down(st, 0);
+        sift_down(st->heap, st->heap_len, 0);
     }
     for (size_t l = 0; l < st->num_lanes; l++)
         while (st->lanes[l].depth)
