@@ -17,10 +17,26 @@ typedef struct thread_counts {
     int64_t *busy;
 } thread_counts;
 
+typedef struct lane_kept {
+    int64_t lane;
+    int keep;
+} lane_kept;
+
 typedef struct stream_ctx {
     const sp_run_source *src;
+    const sp_selection *sel;
     unsigned char *region_keep;
     int64_t min_duration;
+    /* --from/--to: calls kept when they intersect [from, to] (on the rank's
+     * clock-adjusted times, as rank_calls.c); the wall is the span of the
+     * events cut to [wall_from, wall_to] (raw times, as report.c). */
+    int window;
+    int64_t from, to, wall_from, wall_to;
+    int64_t clip_lo, clip_hi;  /* of the rank being streamed */
+    uint32_t rank;
+    int64_t offset;
+    lane_kept *lanes;          /* --lanes=LIST decisions of this rank */
+    size_t num_lanes;
     int64_t first_start, last_end;
     thread_counts *threads;   /* per streamed rank, ascending */
     size_t num_threads;
@@ -33,10 +49,38 @@ typedef struct stream_ctx {
     size_t next_rank;         /* next selected rank to take from the workers */
 } stream_ctx;
 
+/* --lanes=LIST: decided once per lane and rank. */
+static int keeps_lane(stream_ctx *c, int64_t lane)
+{
+    for (size_t i = 0; i < c->num_lanes; i++)
+        if (c->lanes[i].lane == lane)
+            return c->lanes[i].keep;
+    int keep = sp_selection_keeps_lane(c->sel, c->src->profile, c->rank, lane);
+    lane_kept *grown = realloc(c->lanes, (c->num_lanes + 1) * sizeof *grown);
+    if (grown) {
+        c->lanes = grown;
+        c->lanes[c->num_lanes++] = (lane_kept){lane, keep};
+    }
+    return keep;
+}
+
 static int on_call_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
 {
     stream_ctx *c = ctx;
-    if (!c->region_keep[call->region] || call->end - call->start < c->min_duration) {
+    if (c->window) {
+        int64_t s = call->start + c->offset, e = call->end + c->offset;
+        if (!(e < c->wall_from || s > c->wall_to)) {
+            int64_t lo = (s > c->wall_from ? s : c->wall_from) - c->offset;
+            int64_t hi = (e < c->wall_to ? e : c->wall_to) - c->offset;
+            if (lo < c->clip_lo)
+                c->clip_lo = lo;
+            if (hi > c->clip_hi)
+                c->clip_hi = hi;
+        }
+    }
+    if (!c->region_keep[call->region] || call->end - call->start < c->min_duration ||
+        call->end < c->from || call->start > c->to ||
+        (c->sel && c->sel->lanes && !keeps_lane(c, call->lane))) {
         *user = parent;
         return 0;
     }
@@ -67,12 +111,20 @@ static int stream_one_rank(void *ctx, sp_report *report, const sp_report_options
     }
     out->has_tree = 1;
     c->tree = &out->tree;
+    c->rank = rank;
+    c->offset = sp_rank_clock_offset(report->profile, rank);
+    c->clip_lo = INT64_MAX;
+    c->clip_hi = INT64_MIN;
+    c->num_lanes = 0;
     sp_call_visitor visitor = {on_call_enter, on_call_exit, c};
     sp_rank_stream_info info;
-    int rc = sp_stream_rank(c->src, rank, sp_rank_clock_offset(report->profile, rank), &visitor,
-                            &info, why, whylen);
+    int rc = sp_stream_rank(c->src, rank, c->offset, &visitor, &info, why, whylen);
     *extra = (sp_rank_extra){info.first_start, info.last_end, info.num_thread_slots,
                              info.thread_calls, info.thread_busy};
+    if (c->window) {
+        extra->first_start = c->clip_lo;
+        extra->last_end = c->clip_hi;
+    }
     if (rc != 0) {
         sp_rank_stream_info_free(&info);
         *extra = (sp_rank_extra){INT64_MAX, INT64_MIN, 0, NULL, NULL};
@@ -222,10 +274,10 @@ static const char *not_streamed(const sp_run_source *src, const sp_report_option
         return "per-lane trees (--lanes)";
     if (opt->on_rank)
         return "per-call collection";
-    if (sel && (sel->has_from || sel->has_to))
-        return "--from / --to";
-    if (sel && sel->lanes)
-        return "--lanes selection";
+    int64_t start;
+    if (sel && (sel->has_from || sel->has_to) &&
+        sp_profile_meta_int(src->profile, "start_time_ns", &start) != 0)
+        return "--from / --to without metadata start_time_ns (the origin is the first event)";
     return sp_run_source_unstreamable(src);
 }
 
@@ -255,6 +307,14 @@ int sp_report_build_stream(const sp_run_source *src, const sp_report_options *op
     const sp_selection *sel = opt->selection;
     c.min_duration = sel && sel->has_min_duration ? seconds_to_ns(sel->min_duration_s)
                                                   : INT64_MIN;
+    c.sel = sel;
+    c.window = sel && (sel->has_from || sel->has_to);
+    int64_t origin = sp_profile_origin_ns(profile);
+    c.from = sel && sel->has_from ? origin + seconds_to_ns(sel->from_s) : INT64_MIN;
+    c.to = sel && sel->has_to ? origin + seconds_to_ns(sel->to_s) : INT64_MAX;
+    /* report.c's run_wall rounds without clamping */
+    c.wall_from = sel && sel->has_from ? origin + (int64_t)llround(sel->from_s * 1e9) : INT64_MIN;
+    c.wall_to = sel && sel->has_to ? origin + (int64_t)llround(sel->to_s * 1e9) : INT64_MAX;
     sp_report_source source = {rank_tree_streamed, wall_streamed, thread_calls_streamed, &c};
     char err[1024];
     int rc = sp_report_build_from(profile, opt, &source, out, err, sizeof err);
@@ -268,6 +328,7 @@ int sp_report_build_stream(const sp_run_source *src, const sp_report_options *op
     if (c.jobs_started)
         sp_report_jobs_stop(&c.jobs);
     free(c.region_keep);
+    free(c.lanes);
     for (size_t k = 0; k < c.num_threads; k++) {
         free(c.threads[k].calls);
         free(c.threads[k].busy);

@@ -1101,7 +1101,11 @@ Test(cli, report_streamed_equals_in_memory)
         {"report", "many_rank00000.h5", "--exclude", "leaf1", "--min-duration", "0.00000006", NULL},
         {"report", "many_rank00000.h5", "--format", "json", NULL},
         {"report", "many_rank00000.h5", "--ranks", "0", "--sort", "calls", NULL},
+        {"report", "many_rank00000.h5", "--from", "0.1", "--to", "0.2", NULL},
+        {"report", "many_rank00000.h5", "--lanes=worker1", NULL},
+        {"report", "many_rank00000.h5", "--lanes=MainThread,worker2", "--to", "0.3", NULL},
     };
+    char *first = NULL;
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         result s = run_env(variants[v], trace);
         result m = run_env(variants[v], memory);
@@ -1109,11 +1113,16 @@ Test(cli, report_streamed_equals_in_memory)
         cr_assert_eq(m.status, 0, "%s", m.err);
         cr_expect_str_eq(s.err, "scopeprof report: streamed\n", "variant %zu", v);
         cr_expect_str_eq(s.out, m.out, "variant %zu", v);
-        if (v == 0)
+        if (v == 0) {
             cr_expect_neq(strstr(s.out, "calls  72000"), NULL, "%s", s.out);
+            first = strdup(s.out);
+        } else {
+            cr_expect_str_neq(s.out, first, "variant %zu selects nothing", v);
+        }
         result_free(&s);
         result_free(&m);
     }
+    free(first);
     /* validate: the streamed confirmation says what the checker says */
     const char *const check[] = {"validate", "many_rank00000.h5", NULL};
     static const char *const checker[] = {"SCOPEPROF_VALIDATE_IN_MEMORY=1", NULL};
