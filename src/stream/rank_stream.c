@@ -17,7 +17,8 @@
 #include "scopeprof/callstack.h"
 #include "scopeprof/stream.h"
 
-/* Window memory allowed for the runs of one rank before giving up. */
+/* Memory allowed for the runs of one rank (windows, records, cursors, heap)
+ * before handing the rank to the in-memory path. */
 #define RUN_WINDOW_BUDGET ((size_t)96 << 20)
 #define MIN_WINDOW 1024
 #define MAX_WINDOW ((size_t)1 << 16)
@@ -144,8 +145,13 @@ static size_t window_end(const stream_state *st, uint64_t pos, uint64_t end)
 
 /* ---- pass 1: runs, summary statistics, wall ------------------------------ */
 
+/* What a run costs besides its windows: its record, cursor and heap entry. */
+#define RUN_OVERHEAD (sizeof(run) + sizeof(cursor) + 3 * sizeof(int64_t))
+
 static int add_run(stream_state *st, const run *r)
 {
+    if ((st->num_runs + 1) * RUN_OVERHEAD > RUN_WINDOW_BUDGET)
+        return -1;
     if (st->num_runs == st->runs_cap) {
         size_t cap = st->runs_cap ? 2 * st->runs_cap : 64;
         run *grown = realloc(st->runs, cap * sizeof *grown);
@@ -194,7 +200,8 @@ static int scan_row(stream_state *st, const sp_row *row, size_t slot, int64_t *b
                 if (e > row->offset) {
                     cur.end = e;
                     if (add_run(st, &cur))
-                        return give_up(st, "out of memory");
+                        return give_up(st, "too many runs of sorted calls to merge in "
+                                           "bounded memory");
                 }
                 cur.begin = e;
                 cur.first_start = s;
@@ -209,7 +216,7 @@ static int scan_row(stream_state *st, const sp_row *row, size_t slot, int64_t *b
     if (row->count) {
         cur.end = end;
         if (add_run(st, &cur))
-            return give_up(st, "out of memory");
+            return give_up(st, "too many runs of sorted calls to merge in bounded memory");
     }
     st->info->calls += row->count;
     return 0;
@@ -518,11 +525,12 @@ static int merge_runs(stream_state *st)
             uint64_t len = st->runs[k].end - st->runs[k].begin;
             values += cols * (size_t)(len < st->window ? len : st->window);
         }
-        if (values * sizeof(int64_t) <= RUN_WINDOW_BUDGET || st->window <= MIN_WINDOW)
+        if (values * sizeof(int64_t) + st->num_runs * RUN_OVERHEAD <= RUN_WINDOW_BUDGET ||
+            st->window <= MIN_WINDOW)
             break;
         st->window /= 2;
     }
-    if (values * sizeof(int64_t) > RUN_WINDOW_BUDGET)
+    if (values * sizeof(int64_t) + st->num_runs * RUN_OVERHEAD > RUN_WINDOW_BUDGET)
         return give_up(st, "too many runs of sorted calls to merge in bounded memory");
     st->cursors = calloc(st->num_runs + 1, sizeof *st->cursors);
     st->slab = malloc((values + 1) * sizeof *st->slab);
