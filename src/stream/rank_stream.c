@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scopeprof/analysis.h"
 #include "scopeprof/callstack.h"
 #include "scopeprof/stream.h"
 
@@ -93,6 +94,7 @@ typedef struct stream_state {
     char *why;
     size_t whylen;
     int visitor_failed;
+    int scattered;            /* too many runs: replayed from memory */
 } stream_state;
 
 static int give_up(stream_state *st, const char *what)
@@ -199,9 +201,11 @@ static int scan_row(stream_state *st, const sp_row *row, size_t slot, int64_t *b
                 (s == prev_s && (t > prev_e || !cur.ends_known))) {
                 if (e > row->offset) {
                     cur.end = e;
-                    if (add_run(st, &cur))
+                    if (add_run(st, &cur)) {
+                        st->scattered = 1;
                         return give_up(st, "too many runs of sorted calls to merge in "
                                            "bounded memory");
+                    }
                 }
                 cur.begin = e;
                 cur.first_start = s;
@@ -215,8 +219,10 @@ static int scan_row(stream_state *st, const sp_row *row, size_t slot, int64_t *b
     }
     if (row->count) {
         cur.end = end;
-        if (add_run(st, &cur))
+        if (add_run(st, &cur)) {
+            st->scattered = 1;
             return give_up(st, "too many runs of sorted calls to merge in bounded memory");
+        }
     }
     st->info->calls += row->count;
     return 0;
@@ -530,7 +536,8 @@ static int merge_runs(stream_state *st)
             break;
         st->window /= 2;
     }
-    if (values * sizeof(int64_t) + st->num_runs * RUN_OVERHEAD > RUN_WINDOW_BUDGET)
+    st->scattered = values * sizeof(int64_t) + st->num_runs * RUN_OVERHEAD > RUN_WINDOW_BUDGET;
+    if (st->scattered)
         return give_up(st, "too many runs of sorted calls to merge in bounded memory");
     st->cursors = calloc(st->num_runs + 1, sizeof *st->cursors);
     st->slab = malloc((values + 1) * sizeof *st->slab);
@@ -582,6 +589,119 @@ static int merge_runs(stream_state *st)
         if (!row_check_agrees(&st->checks[r]))
             return give_up(st, "summary_statistics disagree with the events");
     return 0;
+}
+
+/* ---- a rank too scattered to merge: sorted in memory, then replayed ------- *
+ *
+ * Rows far out of time order (millions of runs) would cost more in windows
+ * than the rank's calls: the rank's file is read whole (sp_h5_read, which
+ * makes the reader's checks), the rank reconstructed in memory
+ * (sp_rank_calls, which refuses what does not nest), and its calls handed
+ * to the visitor in the same order.  Exits come after every enter (the
+ * exclusive times are known by then). */
+static int replay_in_memory(stream_state *st, const char *path)
+{
+    char err[1024];
+    sp_profile *full = sp_h5_read(path, err, sizeof err);
+    if (!full)
+        return give_up(st, "the file has a problem the reader reports");
+    sp_calls calls;
+    if (sp_rank_calls(full, st->rank, &calls, err, sizeof err) != 0) {
+        sp_profile_free(full);
+        return give_up(st, "the rank does not reconstruct in memory");
+    }
+    int rc = 0;
+    size_t n = calls.n;
+    uint32_t *region = malloc((full->num_names + 1) * sizeof *region);
+    int64_t *user = malloc((n + 1) * sizeof *user), *kept_above = malloc((n + 1) * sizeof *kept_above);
+    int64_t *child_sum = calloc(n + 1, sizeof *child_sum);
+    unsigned char *kept = malloc(n + 1);
+    if (!region || !user || !kept_above || !child_sum || !kept)
+        rc = give_up(st, "out of memory");
+    /* the run's region ids (names interned in the run's order) */
+    sp_profile *skeleton = (sp_profile *)st->src->profile;
+    for (size_t r = 0; rc == 0 && r < full->num_names; r++) {
+        int64_t id = sp_profile_intern_name(skeleton, full->names[r]);
+        if (id < 0)
+            rc = give_up(st, "out of memory");
+        else
+            region[r] = (uint32_t)id;
+    }
+    /* sp_rank_calls put the calls on the file's own clock offset: the shift
+     * to the run's is read off one call (input positions follow the rows of
+     * the rank in file order, events in row order). */
+    int64_t shift = 0;
+    if (rc == 0 && n) {
+        uint64_t pos = calls.input_pos[0], seen = 0;
+        for (size_t r = 0; r < full->num_rows; r++) {
+            const sp_row *row = &full->rows[r];
+            if (row->rank != st->rank)
+                continue;
+            if (pos < seen + row->count) {
+                int64_t raw = full->start[row->offset + (pos - seen)];
+                shift = (raw - calls.start[0]) - st->offset;
+                break;
+            }
+            seen += row->count;
+        }
+    }
+    sp_rank_stream_info *info = st->info;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        int64_t p = calls.parent[i];
+        kept_above[i] = p < 0 ? -1 : kept[p] ? p : kept_above[p];
+        sp_stream_call call = {.region = region[calls.region[i]], .depth = calls.depth[i],
+                               .lane = calls.lane ? calls.lane[i] : -1,
+                               .call_index = calls.call_index[i],
+                               .start = calls.start[i] + shift, .end = calls.end[i] + shift};
+        if (call.start < info->first_start)
+            info->first_start = call.start;
+        if (call.end > info->last_end)
+            info->last_end = call.end;
+        int keep = st->visitor->enter(st->visitor->ctx, &call,
+                                      kept_above[i] >= 0 ? user[kept_above[i]] : -1, &user[i]);
+        if (keep < 0) {
+            st->visitor_failed = 1;
+            rc = -1;
+        }
+        kept[i] = keep > 0;
+        if (kept[i] && kept_above[i] >= 0)
+            child_sum[kept_above[i]] += calls.end[i] - calls.start[i];
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (!kept[i])
+            continue;
+        int64_t duration = calls.end[i] - calls.start[i];
+        sp_stream_call call = {.region = region[calls.region[i]], .depth = calls.depth[i],
+                               .lane = calls.lane ? calls.lane[i] : -1,
+                               .call_index = calls.call_index[i],
+                               .start = calls.start[i] + shift, .end = calls.end[i] + shift,
+                               .exclusive = duration - child_sum[i]};
+        if (st->visitor->exit(st->visitor->ctx, &call, user[i]) != 0) {
+            st->visitor_failed = 1;
+            rc = -1;
+        }
+    }
+    /* thread table counts, as report_lanes.c takes them from the columns */
+    for (size_t r = 0; rc == 0 && full->thread_ids && r < full->num_rows; r++) {
+        const sp_row *row = &full->rows[r];
+        if (row->rank != st->rank)
+            continue;
+        int omp = row->region < full->num_names && full->parent_ids &&
+                  !strcmp(full->names[row->region], "omp parallel");
+        for (uint64_t e = row->offset; rc == 0 && e < row->offset + row->count; e++)
+            rc = count_thread(st, full->thread_ids[e],
+                              omp && full->parent_ids[e] < 0 ? full->end[e] - full->start[e]
+                                                             : 0);
+    }
+    info->calls = n;
+    free(region);
+    free(user);
+    free(kept_above);
+    free(child_sum);
+    free(kept);
+    sp_calls_free(&calls);
+    sp_profile_free(full);
+    return rc;
 }
 
 void sp_rank_stream_info_free(sp_rank_stream_info *info)
@@ -638,6 +758,13 @@ int sp_stream_rank(const sp_run_source *src, uint32_t rank, int64_t clock_offset
     free(buf);
     if (rc == 0 && st.num_runs)
         rc = merge_runs(&st);
+    if (rc == 1 && st.scattered && !st.visitor_failed) {
+        /* nothing was visited yet: start again in memory */
+        memset(info, 0, sizeof *info);
+        info->first_start = INT64_MAX;
+        info->last_end = INT64_MIN;
+        rc = replay_in_memory(&st, src->paths[file]);
+    }
     if (st.visitor_failed)
         rc = -1;
     sp_h5_event_reader_close(st.reader);

@@ -157,3 +157,21 @@ Test(rank_stream, a_call_ending_before_it_starts_is_refused)
     int64_t as[] = {0, 20}, ae[] = {10, 15};
     cr_assert_eq(stream_matches_memory(simple_profile("a", 0, as, ae, 2), "backwards"), 1);
 }
+
+Test(rank_stream, a_row_in_reverse_time_order_is_sorted_in_memory_and_replayed)
+{
+    /* 600,000 runs of one call: more than the windows' budget, so the rank
+     * is reconstructed in memory and replayed to the visitor. */
+    enum { N = 600000 };
+    int64_t *s = malloc(N * sizeof *s), *e = malloc(N * sizeof *e);
+    for (size_t i = 0; i < N; i++) {
+        s[i] = (int64_t)(N - i) * 10;
+        e[i] = s[i] + (i % 3 == 0 ? 0 : 5);
+    }
+    sp_profile *p = simple_profile("scattered", 0, s, e, N);
+    int64_t os[] = {0}, oe[] = {(int64_t)N * 10 + 100};
+    add_row(p, "outer", 0, os, oe, 1);
+    free(s);
+    free(e);
+    cr_assert_eq(stream_matches_memory(p, "scattered"), 0);
+}
