@@ -27,6 +27,9 @@ typedef struct sp_run_source {
     size_t num_paths;
     sp_h5_event_shape *shapes; /* per path */
     size_t *row_file;         /* per row of profile: index into paths */
+    /* Columns some file of the run has: the in-memory path reads the run as
+     * one profile, where the others' calls get the missing value (-1). */
+    int any_thread, any_task, any_parent;
 } sp_run_source;
 
 /* Files as sp_load_run takes them.  0, or -1 with a one-line message. */
@@ -41,6 +44,8 @@ typedef struct sp_stream_call {
     uint32_t region;          /* index into the skeleton's names */
     uint32_t depth;           /* on its lane, every call counted */
     int64_t lane;             /* -1 without lane columns */
+    int64_t select_lane;      /* the lane --lanes=LIST judges (rank_calls.c: tasks
+                                 count even where no file has thread ids) */
     uint64_t call_index;      /* position in its (rank, region) row */
     int64_t start, end;       /* on the run's time axis (clock offset applied) */
     int64_t exclusive;        /* on exit: duration minus the kept children's */

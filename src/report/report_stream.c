@@ -80,7 +80,7 @@ static int on_call_enter(void *ctx, const sp_stream_call *call, int64_t parent, 
     }
     if (!c->region_keep[call->region] || call->end - call->start < c->min_duration ||
         call->end < c->from || call->start > c->to ||
-        (c->sel && c->sel->lanes && !keeps_lane(c, call->lane))) {
+        (c->sel && c->sel->lanes && !keeps_lane(c, call->select_lane))) {
         *user = parent;
         return 0;
     }

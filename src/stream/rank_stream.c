@@ -454,12 +454,14 @@ static int visit(stream_state *st, size_t k)
         return 1;
     if (sh->has[SP_H5_COL_THREAD] &&
         count_thread(st, thread,
-                     r->omp_parallel && sh->has[SP_H5_COL_PARENT] && parent_id < 0
+                     r->omp_parallel && st->src->any_parent && parent_id < 0
                          ? c->end - c->start
                          : 0))
         return 1;
 
-    int64_t lane = sh->has[SP_H5_COL_THREAD] ? sp_lane_id(thread, task) : -1;
+    int64_t lane = st->src->any_thread ? sp_lane_id(thread, task) : -1;
+    int64_t select_lane =
+        st->src->any_thread || st->src->any_task ? sp_lane_id(thread, task) : -1;
     lane_stack *ls = lane_of(st, lane);
     if (!ls)
         return give_up(st, "out of memory");
@@ -477,7 +479,7 @@ static int visit(stream_state *st, size_t k)
     const open_call *parent = ls->depth ? &ls->calls[ls->depth - 1] : NULL;
     if (parent && e - st->offset > parent->call.end)
         return give_up(st, "recorded calls are not properly nested");
-    if (sh->has[SP_H5_COL_CALL] && sh->has[SP_H5_COL_PARENT] &&
+    if (sh->has[SP_H5_COL_CALL] && st->src->any_parent &&
         parent_id != (parent ? parent->call_id : -1))
         return give_up(st, "stored parent ids disagree with the recorded times");
     long kept_above = -1;
@@ -495,6 +497,7 @@ static int visit(stream_state *st, size_t k)
     open_call *oc = &ls->calls[ls->depth];
     *oc = (open_call){
         .call = {.region = r->region, .depth = (uint32_t)ls->depth, .lane = lane,
+                 .select_lane = select_lane,
                  .call_index = c->pos - r->row_offset, .start = s - st->offset,
                  .end = e - st->offset},
         .call_id = call_id,
@@ -582,7 +585,7 @@ static int merge_runs(stream_state *st)
         while (st->lanes[l].depth)
             if (pop(st, &st->lanes[l]))
                 return -1;
-    if (sh->has[SP_H5_COL_CALL] && sh->has[SP_H5_COL_PARENT] && st->with_ids &&
+    if (sh->has[SP_H5_COL_CALL] && st->src->any_parent && st->with_ids &&
         st->with_ids < st->info->calls)
         return give_up(st, "call ids stored for only some calls");
     for (size_t r = 0; sh->has_stats && r < st->num_checks; r++)
@@ -601,6 +604,12 @@ static int merge_runs(stream_state *st)
  * exclusive times are known by then). */
 static int replay_in_memory(stream_state *st, const char *path)
 {
+    /* The file alone must read as it does within the run. */
+    const sp_h5_event_shape *sh = st->shape;
+    if (st->src->any_thread != sh->has[SP_H5_COL_THREAD] ||
+        st->src->any_task != sh->has[SP_H5_COL_TASK] ||
+        st->src->any_parent != sh->has[SP_H5_COL_PARENT])
+        return give_up(st, "files of the run with other lane or parent columns");
     char err[1024];
     sp_profile *full = sp_h5_read(path, err, sizeof err);
     if (!full)
@@ -653,6 +662,7 @@ static int replay_in_memory(stream_state *st, const char *path)
                                .lane = calls.lane ? calls.lane[i] : -1,
                                .call_index = calls.call_index[i],
                                .start = calls.start[i] + shift, .end = calls.end[i] + shift};
+        call.select_lane = call.lane;
         if (call.start < info->first_start)
             info->first_start = call.start;
         if (call.end > info->last_end)

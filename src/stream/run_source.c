@@ -11,6 +11,11 @@ int sp_run_source_open(sp_run_source *src, const char *const *args, size_t count
     memset(src, 0, sizeof *src);
     src->profile = sp_load_run_skeleton(args, count, &src->paths, &src->num_paths,
                                         &src->shapes, &src->row_file, err, errlen);
+    for (size_t i = 0; src->profile && i < src->num_paths; i++) {
+        src->any_thread |= src->shapes[i].has[SP_H5_COL_THREAD];
+        src->any_task |= src->shapes[i].has[SP_H5_COL_TASK];
+        src->any_parent |= src->shapes[i].has[SP_H5_COL_PARENT];
+    }
     return src->profile ? 0 : -1;
 }
 
