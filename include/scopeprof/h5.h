@@ -92,7 +92,7 @@ typedef struct sp_h5_event_shape {
     uint64_t num_events;
     int deltas;               /* start_deltas/durations, else start_times/end_times */
     int has[SP_H5_COL_N];     /* which of the columns above exist */
-    int has_other;            /* fork_parent_ids or an MPI column exists */
+    int has_other;            /* an MPI column exists */
     int has_fork;             /* fork_parent_ids exists */
     int has_stats;            /* rows carry the file's summary_statistics */
     uint64_t chunk;           /* elements per chunk of the start column; 0 contiguous */

@@ -36,8 +36,10 @@ typedef struct sp_run_source {
 int sp_run_source_open(sp_run_source *src, const char *const *args, size_t count, char *err,
                        size_t errlen);
 void sp_run_source_close(sp_run_source *src);
-/* Why this run cannot be analysed by streaming (aggregate layout, fork
- * edges, MPI columns), or NULL when it can. */
+/* Why this run cannot be analysed by streaming (aggregate layout, MPI
+ * columns, two rows for one rank and region), or NULL when it can.  Fork
+ * edges (events/fork_parent_ids) are the caller's business: sp_stream_rank
+ * does not read them. */
 const char *sp_run_source_unstreamable(const sp_run_source *src);
 
 typedef struct sp_stream_call {

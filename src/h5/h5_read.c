@@ -298,10 +298,10 @@ static int measure_events(hid_t file, sp_profile *profile, int deltas, int have_
         }
         if (c < SP_H5_COL_N)
             shape->has[c] = 1;
-        else if (c > SP_H5_COL_N) /* await_ns: nothing the analysis reads */
-            shape->has_other = 1;
-        if (c == SP_H5_COL_N + 1)
+        else if (c == SP_H5_COL_N + 1)
             shape->has_fork = 1;
+        else if (c > SP_H5_COL_N + 1) /* (await_ns: nothing the analysis reads) */
+            shape->has_other = 1;
     }
     if (!shape->has[SP_H5_COL_SECOND]) {
         sp_problem(p, "events/%s is missing", names[deltas][SP_H5_COL_SECOND]);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "report/report_jobs.h"
+#include "scopeprof/h5.h"
 #include "scopeprof/stream.h"
 
 typedef struct thread_counts {
@@ -95,6 +96,117 @@ static int on_call_exit(void *ctx, const sp_stream_call *call, int64_t user)
     return 0;
 }
 
+/* The file holding `rank`, or -1. */
+static long file_of_rank(const sp_run_source *src, uint32_t rank)
+{
+    for (size_t r = 0; r < src->profile->num_rows; r++)
+        if (src->profile->rows[r].rank == rank)
+            return (long)src->row_file[r];
+    return -1;
+}
+
+/* A rank of a file with fork edges: the merged tree grafts forked work under
+ * its fork parent and builds its nodes in a preorder of the grafted forest,
+ * which the stream does not do yet.  The rank's file alone is read into
+ * memory (with the reader's checks) and its tree built as report.c builds
+ * it; memory is that of one file, whatever the number of files.  0, 1 (fall
+ * back, why set), -1 failure. */
+static int rank_tree_from_file(stream_ctx *c, sp_report *report, const sp_report_options *opt,
+                               uint32_t rank, long file, sp_rank_result *out,
+                               sp_rank_extra *extra, char *why, size_t whylen)
+{
+    const sp_run_source *src = c->src;
+    const sp_h5_event_shape *sh = &src->shapes[file];
+    /* Times do not enter the tree, but --from/--to need the run's origin,
+     * and the file alone must read as it does within the run. */
+    if (c->window || src->any_thread != sh->has[SP_H5_COL_THREAD] ||
+        src->any_task != sh->has[SP_H5_COL_TASK] ||
+        src->any_parent != sh->has[SP_H5_COL_PARENT]) {
+        snprintf(why, whylen, "rank %u: fork edges with --from/--to or mixed columns", rank);
+        return 1;
+    }
+    char err[1024];
+    sp_profile *full = sp_h5_read(src->paths[file], err, sizeof err);
+    if (!full) {
+        snprintf(why, whylen, "%s", err);
+        return 1;
+    }
+    sp_rank_data data;
+    if (sp_rank_data_load(full, rank, opt->selection, &data, why, whylen) != 0) {
+        sp_profile_free(full);
+        return 1;
+    }
+    int rc = sp_report_tree_init(&out->tree, rank, SP_REPORT_ALL_LANES) ? -1 : 0;
+    out->has_tree = rc == 0;
+    sp_graft_info graft = {NULL, NULL};
+    if (rc == 0 && sp_selection_grafts(opt->selection))
+        rc = sp_rank_data_graft(full, &data, &graft);
+    /* the run's region ids (names interned in the run's order) */
+    sp_profile *skeleton = (sp_profile *)src->profile;
+    for (size_t i = 0; rc == 0 && i < data.calls.n; i++) {
+        int64_t id = sp_profile_intern_name(skeleton, full->names[data.calls.region[i]]);
+        if (id < 0)
+            rc = -1;
+        else
+            data.calls.region[i] = (uint32_t)id;
+    }
+    if (rc == 0)
+        rc = sp_report_tree_add_forks(&out->tree, &data.calls, graft.fork_of, graft.own_lane);
+    sp_graft_info_free(&graft);
+    sp_rank_data_free(&data);
+    /* wall span and thread counts, as report.c and report_lanes.c take them */
+    size_t slots = 0;
+    for (size_t r = 0; rc == 0 && r < full->num_rows; r++) {
+        const sp_row *row = &full->rows[r];
+        for (uint64_t e = row->offset; row->rank == rank && e < row->offset + row->count; e++) {
+            if (full->start[e] - c->offset < extra->first_start)
+                extra->first_start = full->start[e] - c->offset;
+            if (full->end[e] - c->offset > extra->last_end)
+                extra->last_end = full->end[e] - c->offset;
+            if (full->thread_ids && full->thread_ids[e] >= 0 &&
+                (size_t)full->thread_ids[e] >= slots)
+                slots = (size_t)full->thread_ids[e] + 1;
+        }
+    }
+    if (rc == 0 && slots > ((size_t)1 << 20)) {
+        snprintf(why, whylen, "rank %u: thread index too large to count", rank);
+        rc = 1;
+    }
+    if (rc == 0) {
+        extra->num_thread_slots = slots;
+        extra->thread_calls = calloc(slots + 1, sizeof *extra->thread_calls);
+        extra->thread_busy = calloc(slots + 1, sizeof *extra->thread_busy);
+        if (!extra->thread_calls || !extra->thread_busy)
+            rc = -1;
+    }
+    for (size_t r = 0; rc == 0 && full->thread_ids && r < full->num_rows; r++) {
+        const sp_row *row = &full->rows[r];
+        if (row->rank != rank)
+            continue;
+        int omp = row->region < full->num_names && full->parent_ids &&
+                  !strcmp(full->names[row->region], "omp parallel");
+        for (uint64_t e = row->offset; e < row->offset + row->count; e++) {
+            int64_t t = full->thread_ids[e];
+            if (t < 0)
+                continue;
+            extra->thread_calls[t]++;
+            if (omp && full->parent_ids[e] < 0)
+                extra->thread_busy[t] += full->end[e] - full->start[e];
+        }
+    }
+    sp_profile_free(full);
+    if (rc < 0)
+        snprintf(why, whylen, "out of memory while building the report");
+    if (rc != 0) {
+        sp_rank_result_free(out);
+        free(extra->thread_calls);
+        free(extra->thread_busy);
+        *extra = (sp_rank_extra){INT64_MAX, INT64_MIN, 0, NULL, NULL};
+    }
+    (void)report;
+    return rc;
+}
+
 /* One rank: its tree and what else the pass learnt.  0, 1 (fall back,
  * why set), -1 failure.  Runs in the command or in a worker (report_jobs.c). */
 static int stream_one_rank(void *ctx, sp_report *report, const sp_report_options *opt,
@@ -102,9 +214,13 @@ static int stream_one_rank(void *ctx, sp_report *report, const sp_report_options
                            size_t whylen)
 {
     stream_ctx *c = ctx;
-    (void)opt;
     memset(out, 0, sizeof *out);
     out->rank = rank;
+    c->offset = sp_rank_clock_offset(report->profile, rank);
+    *extra = (sp_rank_extra){INT64_MAX, INT64_MIN, 0, NULL, NULL};
+    long file = file_of_rank(c->src, rank);
+    if (file >= 0 && c->src->shapes[file].has_fork)
+        return rank_tree_from_file(c, report, opt, rank, file, out, extra, why, whylen);
     if (sp_report_tree_init(&out->tree, rank, SP_REPORT_ALL_LANES) != 0) {
         snprintf(why, whylen, "out of memory while building the report");
         return -1;
@@ -256,10 +372,23 @@ static int check_unselected_ranks(const sp_run_source *src, const sp_report *rep
             selected = report->ranks[k] == rank;
         if (selected)
             continue;
-        sp_call_visitor none = {ignore_enter, ignore_exit, NULL};
-        sp_rank_stream_info info;
-        int rc = sp_stream_rank(src, rank, 0, &none, &info, why, whylen);
-        sp_rank_stream_info_free(&info);
+        long file = file_of_rank(src, rank);
+        int rc;
+        if (file >= 0 && src->shapes[file].has_fork) {
+            /* fork parent ids are checked by the reader only */
+            char err[1024];
+            sp_profile *full = sp_h5_read(src->paths[file], err, sizeof err);
+            rc = full ? 0 : 1;
+            if (full)
+                sp_profile_free(full);
+            else
+                snprintf(why, whylen, "%s", err);
+        } else {
+            sp_call_visitor none = {ignore_enter, ignore_exit, NULL};
+            sp_rank_stream_info info;
+            rc = sp_stream_rank(src, rank, 0, &none, &info, why, whylen);
+            sp_rank_stream_info_free(&info);
+        }
         if (rc != 0)
             return 1;
     }

@@ -67,11 +67,8 @@ const char *sp_run_source_unstreamable(const sp_run_source *src)
         return "aggregate layout";
     if (duplicate_rows(src))
         return "two rows for one rank and region";
-    for (size_t i = 0; i < src->num_paths; i++) {
-        if (src->shapes[i].has_fork)
-            return "fork edges (events/fork_parent_ids)";
+    for (size_t i = 0; i < src->num_paths; i++)
         if (src->shapes[i].has_other)
             return "MPI columns";
-    }
     return NULL;
 }

@@ -42,7 +42,7 @@ int sp_stream_validate(const char *path, char *why, size_t whylen)
     int rc = 0;
     const sp_profile *p = src.profile;
     /* Columns this path does not read are left to the checker. */
-    if (p->aggregate || src.shapes[0].has_other) {
+    if (p->aggregate || src.shapes[0].has_other || src.shapes[0].has_fork) {
         snprintf(why, whylen, "aggregate layout, fork edges or MPI columns");
         rc = 1;
     }

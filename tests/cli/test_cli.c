@@ -1212,3 +1212,33 @@ Test(cli, report_jobs_give_the_same_output)
     result_free(&cm);
     result_free(&r);
 }
+
+/* Files with fork edges (an OpenMP program under the shim): each rank's
+ * tree is grafted from its own file read into memory, one file at a time;
+ * the output is the in-memory path's. */
+Test(cli, report_of_fork_edges_equals_in_memory)
+{
+    char program[600];
+    snprintf(program, sizeof program, "%s/programs/omp_fork_gomp", TEST_BUILD_DIR);
+    result r = run_env((const char *const[]){"run", "-o", "omp", "--", program, NULL},
+                       (const char *const[]){RUN_CMD_ENV, "OMP_NUM_THREADS=2", NULL});
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    result_free(&r);
+    static const char *const trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
+    const char *const variants[][5] = {
+        {"report", "omp_rank00000.h5", NULL},
+        {"report", "omp_rank00000.h5", "--no-graft", NULL},
+        {"report", "omp_rank00000.h5", "--exclude", "omp parallel", NULL},
+    };
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+        result s = run_env(variants[v], trace), m = run_env(variants[v], memory);
+        cr_assert_eq(s.status, 0, "%s", s.err);
+        cr_expect_str_eq(s.err, "scopeprof report: streamed\n", "variant %zu", v);
+        if (v < 2)
+            cr_expect_neq(strstr(s.out, "omp parallel"), NULL, "variant %zu:\n%s", v, s.out);
+        cr_expect_str_eq(s.out, m.out, "variant %zu", v);
+        result_free(&s);
+        result_free(&m);
+    }
+}
