@@ -114,8 +114,8 @@ sp_profile *sp_load_run_skeleton(const char *const *args, size_t count, char ***
                                  size_t **row_file, char *err, size_t errlen);
 
 /* Windowed reads of one file's event columns, as int64 (raw: start deltas
- * are not decoded).  Not thread-safe (HDF5 serial builds): one reader per
- * thread only under a lock shared by every HDF5 call. */
+ * are not decoded).  Use from one thread (HDF5 serialises its calls
+ * anyway; the report parallelises with processes). */
 typedef struct sp_h5_event_reader sp_h5_event_reader;
 sp_h5_event_reader *sp_h5_event_reader_open(const char *path, const sp_h5_event_shape *shape,
                                             size_t cache_bytes, char *err, size_t errlen);

@@ -1,9 +1,10 @@
 /* report_jobs.c - `report --jobs N`: per-rank trees computed by N worker
  * processes, added to the run's report in rank order by the parent.
  *
- * Processes, not threads: Debian's libhdf5 is built without thread safety
- * (H5is_library_threadsafe), and reading and decompressing is most of the
- * work, so threads would queue on one lock.  Worker w takes the w-th,
+ * Processes, not threads: Debian's libhdf5 is built thread-safe
+ * (H5is_library_threadsafe says so), but a thread-safe HDF5 runs every API
+ * call under one global lock, decompression inside H5Dread included, and
+ * reading and decompressing is about half the work: threads would queue.  Worker w takes the w-th,
  * (w+N)-th, ... selected rank and writes each result to its pipe; the parent
  * reads them back in rank order, so the report is the same for every N. */
 #include <errno.h>
