@@ -73,6 +73,57 @@ typedef void (*sp_check_report_fn)(void *ctx, const char *problem);
 long sp_h5_check(const char *path, sp_check_report_fn report, void *ctx,
                  char *err, size_t errlen);
 
+/* ---- streaming reads (h5_read_events.c) --------------------------------- *
+ * For the bounded-memory analysis (src/stream/): a file's index, names,
+ * lane tables and metadata without its event columns (the "skeleton"), and
+ * the event columns read back in windows. */
+enum {
+    SP_H5_COL_START = 0, /* start_deltas (deltas) or start_times */
+    SP_H5_COL_SECOND,    /* durations (deltas) or end_times */
+    SP_H5_COL_GPU,
+    SP_H5_COL_CALL,
+    SP_H5_COL_PARENT,
+    SP_H5_COL_THREAD,
+    SP_H5_COL_TASK,
+    SP_H5_COL_N
+};
+
+typedef struct sp_h5_event_shape {
+    uint64_t num_events;
+    int deltas;               /* start_deltas/durations, else start_times/end_times */
+    int has[SP_H5_COL_N];     /* which of the columns above exist */
+    int has_other;            /* an MPI column exists */
+    int has_fork;             /* fork_parent_ids exists */
+    int has_stats;            /* rows carry the file's summary_statistics */
+    uint64_t chunk;           /* elements per chunk of the start column; 0 contiguous */
+} sp_h5_event_shape;
+
+/* Read `path` without its event columns (their shape goes to *shape) and
+ * without the event checks sp_h5_read applies (the streaming reader makes
+ * them as it goes).  Row offsets index the file's own event columns.
+ * Schema-1 files are refused (NULL).  NULL on error (message in err). */
+sp_profile *sp_h5_read_skeleton(const char *path, sp_h5_event_shape *shape, char *err,
+                                size_t errlen);
+
+/* The files of a run (as sp_load_run takes them) as one skeleton profile,
+ * rows in sp_load_run's order.  row_file[r] is the index in *paths of the
+ * file row r came from, shapes[i] the event columns of (*paths)[i].  NULL on
+ * error; free the arrays with free() and the paths with sp_run_inputs_free. */
+sp_profile *sp_load_run_skeleton(const char *const *args, size_t count, char ***paths,
+                                 size_t *num_paths, sp_h5_event_shape **shapes,
+                                 size_t **row_file, char *err, size_t errlen);
+
+/* Windowed reads of one file's event columns, as int64 (raw: start deltas
+ * are not decoded).  Use from one thread (HDF5 serialises its calls
+ * anyway; the report parallelises with processes). */
+typedef struct sp_h5_event_reader sp_h5_event_reader;
+sp_h5_event_reader *sp_h5_event_reader_open(const char *path, const sp_h5_event_shape *shape,
+                                            size_t cache_bytes, char *err, size_t errlen);
+/* count values of column col from offset; 0 or -1. */
+int sp_h5_event_reader_read(sp_h5_event_reader *reader, int col, uint64_t offset,
+                            size_t count, int64_t *out);
+void sp_h5_event_reader_close(sp_h5_event_reader *reader);
+
 #ifdef __cplusplus
 }
 #endif

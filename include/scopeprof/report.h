@@ -140,6 +140,8 @@ typedef struct sp_report_options {
      * again; nonzero return = out of memory.  NULL: none. */
     int (*on_rank)(void *ctx, const sp_profile *profile, const sp_rank_data *data);
     void *on_rank_ctx;
+    /* sp_report_build_stream: worker processes over the ranks (0, 1: none). */
+    size_t jobs;
 } sp_report_options;
 
 typedef struct sp_report {
@@ -174,6 +176,16 @@ typedef struct sp_report {
 int sp_report_build(const sp_profile *profile, const sp_report_options *options,
                     sp_report *out, char *err, size_t errlen);
 void sp_report_free(sp_report *report);
+
+/* The same report, byte for byte, from a run source (scopeprof/stream.h):
+ * rank files read one rank at a time in windows, memory bounded by the
+ * call paths (docs/stream.md).  Returns 0; 1 when this run or these options
+ * need the in-memory path (sp_report_build on sp_load_run: what is not
+ * streamed yet, and every file or rank with a problem, whose message that
+ * path words) with the reason in why; -1 on failure (why set). */
+struct sp_run_source;
+int sp_report_build_stream(const struct sp_run_source *src, const sp_report_options *options,
+                           sp_report *out, char *why, size_t whylen);
 
 /* Re-sort the flat table. */
 void sp_report_sort_flat(sp_report *report, sp_report_sort key);

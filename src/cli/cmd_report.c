@@ -18,6 +18,7 @@
 #include "scopeprof/export.h"
 #include "scopeprof/h5.h"
 #include "scopeprof/report.h"
+#include "scopeprof/stream.h"
 
 #define CMD "report"
 
@@ -47,6 +48,8 @@ static const char report_help[] =
     "      --format F       text (default); json: every table in one document;\n"
     "                       csv: one table, --flat (default), --tree or\n"
     "                       --ranks-table (keys and columns: docs/compare.md)\n"
+    "  -j, --jobs N         worker processes reading rank files (default: the\n"
+    "                       number of CPUs; the output is the same for every N)\n"
     "  -o, --output FILE    write the report to FILE; FILE.html (or .htm) writes\n"
     "                       one self-contained HTML page instead of text (hotspots,\n"
     "                       call tree, flame graph, timeline, load balance,\n"
@@ -530,6 +533,8 @@ int cmd_report(int argc, char **argv)
     const char *out_path = NULL;
     FILE *text_out = NULL;
     sp_profile *profile = NULL;
+    sp_run_source source;
+    memset(&source, 0, sizeof source);
     sp_report report;
     memset(&report, 0, sizeof report);
     sp_report_mpi mpi;
@@ -602,6 +607,16 @@ int cmd_report(int argc, char **argv)
                 goto out;
             }
             format = v;
+        } else if ((r = cli_option_value(CMD, argc, argv, &i, "--jobs", "-j", &v))) {
+            if (r < 0)
+                goto out;
+            long jobs;
+            if (cli_parse_long(v, 1, 1024, &jobs) != 0) {
+                status = cli_usage_error(CMD, "--jobs: '%s' is not a number of processes "
+                                              "from 1 to 1024", v);
+                goto out;
+            }
+            opt.jobs = (size_t)jobs;
         } else if ((r = cli_option_value(CMD, argc, argv, &i, "--sort", NULL, &v))) {
             if (r < 0)
                 goto out;
@@ -648,14 +663,44 @@ int cmd_report(int argc, char **argv)
         goto out;
     }
     char err[1024];
-    profile = sp_load_run((const char *const *)files, num_files, err, sizeof err);
-    if (!profile) {
-        status = cli_file_error(CMD, num_files == 1 ? files[0] : NULL, "%s", err);
-        goto out;
+    /* Streamed first (bounded memory); whatever it cannot do, and every
+     * file with a problem, goes through the in-memory path, which words
+     * the messages (docs/stream.md).  SCOPEPROF_REPORT_IN_MEMORY=1 forces
+     * that path (tests compare both). */
+    if (opt.jobs == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        opt.jobs = cpus > 0 ? (size_t)cpus : 1;
     }
-    if (sp_report_build(profile, &opt, &report, err, sizeof err) != 0) {
-        status = cli_file_error(CMD, NULL, "%s", err);
-        goto out;
+    const char *force = getenv("SCOPEPROF_REPORT_IN_MEMORY");
+    int streamed = 0;
+    if (!(force && !strcmp(force, "1")) &&
+        sp_run_source_open(&source, (const char *const *)files, num_files, err, sizeof err) == 0) {
+        int rc = sp_report_build_stream(&source, &opt, &report, err, sizeof err);
+        if (rc < 0) {
+            status = cli_file_error(CMD, NULL, "%s", err);
+            goto out;
+        }
+        streamed = rc == 0;
+        /* For tests and benchmarks: which path ran, and why. */
+        const char *trace = getenv("SCOPEPROF_REPORT_TRACE");
+        if (trace && !strcmp(trace, "1"))
+            fprintf(stderr, "scopeprof report: %s%s\n", streamed ? "streamed" : "in memory: ",
+                    streamed ? "" : err);
+        if (!streamed)
+            sp_run_source_close(&source);
+        else
+            profile = source.profile;
+    }
+    if (!streamed) {
+        profile = sp_load_run((const char *const *)files, num_files, err, sizeof err);
+        if (!profile) {
+            status = cli_file_error(CMD, num_files == 1 ? files[0] : NULL, "%s", err);
+            goto out;
+        }
+        if (sp_report_build(profile, &opt, &report, err, sizeof err) != 0) {
+            status = cli_file_error(CMD, NULL, "%s", err);
+            goto out;
+        }
     }
     if ((has_mpi = sp_report_mpi_build(&report, &mpi)) < 0) {
         status = cli_file_error(CMD, NULL, "out of memory");
@@ -712,7 +757,9 @@ out:
     if (text_out && fclose(text_out) != 0 && status == 0)
         status = cli_file_error(CMD, out_path, "write failed: %s", strerror(errno));
     sp_report_free(&report);
-    if (profile)
+    if (source.profile)
+        sp_run_source_close(&source);
+    else if (profile)
         sp_profile_free(profile);
     sp_selection_free(&sel);
     free(files);

@@ -37,6 +37,9 @@ typedef struct sp_problems {
     void *ctx;
     long count;
     int nesting_required; /* check: calls that do not nest are a problem */
+    /* Skeleton read (sp_h5_read_skeleton): event columns are measured into
+     * it, not read, and not validated; NULL for a full read. */
+    sp_h5_event_shape *skeleton;
 } sp_problems;
 void sp_problem(sp_problems *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -111,7 +111,7 @@ static void append(sp_profile *out, sp_profile *in, const uint32_t *map)
 }
 
 static sp_profile *combine(sp_profile **inputs, const sp_input_info *info, size_t count,
-                           char *err, size_t errlen)
+                           size_t *row_file, char *err, size_t errlen)
 {
     size_t *order = malloc(count * sizeof *order);
     sp_profile *out = sp_profile_new();
@@ -129,6 +129,8 @@ static sp_profile *combine(sp_profile **inputs, const sp_input_info *info, size_
         uint32_t *map = sp_name_index_map(&names, in);
         if (!map)
             goto oom;
+        for (size_t r = 0; row_file && r < in->num_rows; r++)
+            row_file[out->num_rows + r] = order[k];
         append(out, in, map);
         free(map);
     }
@@ -160,7 +162,10 @@ oom:
     return NULL;
 }
 
-static sp_profile *load_files(const char *const *paths, size_t count, char *err, size_t errlen);
+/* shapes: NULL for full reads, else skeleton reads (one shape per path,
+ * and row_file filled for every row of the result). */
+static sp_profile *load_files(const char *const *paths, size_t count, sp_h5_event_shape *shapes,
+                              size_t **row_file, char *err, size_t errlen);
 
 sp_profile *sp_load_run(const char *const *args, size_t count, char *err, size_t errlen)
 {
@@ -168,12 +173,47 @@ sp_profile *sp_load_run(const char *const *args, size_t count, char *err, size_t
     long n = sp_run_inputs_expand(args, count, &paths, err, errlen);
     if (n < 0)
         return NULL;
-    sp_profile *p = load_files((const char *const *)paths, (size_t)n, err, errlen);
+    sp_profile *p = load_files((const char *const *)paths, (size_t)n, NULL, NULL, err, errlen);
     sp_run_inputs_free(paths, n);
     return p;
 }
 
-static sp_profile *load_files(const char *const *paths, size_t count, char *err, size_t errlen)
+sp_profile *sp_load_run_skeleton(const char *const *args, size_t count, char ***paths,
+                                 size_t *num_paths, sp_h5_event_shape **shapes,
+                                 size_t **row_file, char *err, size_t errlen)
+{
+    *paths = NULL;
+    *shapes = NULL;
+    *row_file = NULL;
+    *num_paths = 0;
+    long n = sp_run_inputs_expand(args, count, paths, err, errlen);
+    if (n < 0)
+        return NULL;
+    *shapes = calloc((size_t)n + 1, sizeof **shapes);
+    sp_profile *p = *shapes ? load_files((const char *const *)*paths, (size_t)n, *shapes,
+                                         row_file, err, errlen)
+                            : NULL;
+    if (!*shapes)
+        sp_h5_errf(err, errlen, "out of memory");
+    if (!p) {
+        free(*shapes);
+        free(*row_file);
+        sp_run_inputs_free(*paths, n);
+        *paths = NULL;
+        *shapes = NULL;
+        *row_file = NULL;
+        return NULL;
+    }
+    /* No events: the columns combine() sized for them are not wanted. */
+    free(p->start);
+    free(p->end);
+    p->start = p->end = NULL;
+    *num_paths = (size_t)n;
+    return p;
+}
+
+static sp_profile *load_files(const char *const *paths, size_t count, sp_h5_event_shape *shapes,
+                              size_t **row_file, char *err, size_t errlen)
 {
     if (count == 0) {
         sp_h5_errf(err, errlen, "no profile files given");
@@ -188,7 +228,8 @@ static sp_profile *load_files(const char *const *paths, size_t count, char *err,
         goto done;
     }
     for (; loaded < count; loaded++) {
-        inputs[loaded] = sp_h5_read(paths[loaded], err, errlen);
+        inputs[loaded] = shapes ? sp_h5_read_skeleton(paths[loaded], &shapes[loaded], err, errlen)
+                                : sp_h5_read(paths[loaded], err, errlen);
         if (!inputs[loaded])
             goto done;
         if (sp_input_info_fill(&info[loaded], paths[loaded], inputs[loaded]) < 0) {
@@ -197,8 +238,15 @@ static sp_profile *load_files(const char *const *paths, size_t count, char *err,
             goto done;
         }
     }
-    if (sp_inputs_check(info, count, err, errlen) == 0)
-        out = combine(inputs, info, count, err, errlen);
+    if (sp_inputs_check(info, count, err, errlen) == 0) {
+        size_t rows = 0;
+        for (size_t i = 0; i < count; i++)
+            rows += inputs[i]->num_rows;
+        if (row_file && !(*row_file = malloc((rows + 1) * sizeof **row_file)))
+            sp_h5_errf(err, errlen, "%s: out of memory", paths[0]);
+        else
+            out = combine(inputs, info, count, row_file ? *row_file : NULL, err, errlen);
+    }
 done:
     for (size_t i = 0; inputs && i < loaded; i++) {
         sp_profile_free(inputs[i]);

@@ -266,6 +266,61 @@ static int build_rows(sp_profile *profile, struct index_columns *c)
     return 0;
 }
 
+/* Skeleton read: the event columns' presence, length and chunking, nothing
+ * read.  Any column of another length is a problem (the full reader names it). */
+static int measure_events(hid_t file, sp_profile *profile, int deltas, int have_stats,
+                          hsize_t n, sp_problems *p)
+{
+    static const char *const names[2][SP_H5_COL_N] = {
+        {"start_times", "end_times", "gpu_durations", "call_ids", "parent_ids", "thread_ids",
+         "task_ids"},
+        {"start_deltas", "durations", "gpu_durations", "call_ids", "parent_ids", "thread_ids",
+         "task_ids"}};
+    sp_h5_event_shape *shape = p->skeleton;
+    memset(shape, 0, sizeof *shape);
+    shape->num_events = n;
+    shape->deltas = deltas;
+    shape->has_stats = have_stats;
+    char path[96];
+    for (int c = 0; c < SP_H5_COL_N + 2 + SP_EXTRA_N; c++) {
+        const char *name = c < SP_H5_COL_N       ? names[deltas][c]
+                           : c == SP_H5_COL_N     ? "await_ns"
+                           : c == SP_H5_COL_N + 1 ? "fork_parent_ids"
+                                                  : sp_event_extra_names[c - SP_H5_COL_N - 2];
+        snprintf(path, sizeof path, "events/%s", name);
+        hsize_t len = 0;
+        int st = sp_h5_column_length(file, path, &len);
+        if (st == 0)
+            continue;
+        if (st < 0 || len != n) {
+            sp_problem(p, "events/%s does not hold %llu values", name, (unsigned long long)n);
+            return -1;
+        }
+        if (c < SP_H5_COL_N)
+            shape->has[c] = 1;
+        else if (c == SP_H5_COL_N + 1)
+            shape->has_fork = 1;
+        else if (c > SP_H5_COL_N + 1) /* (await_ns: nothing the analysis reads) */
+            shape->has_other = 1;
+    }
+    if (!shape->has[SP_H5_COL_SECOND]) {
+        sp_problem(p, "events/%s is missing", names[deltas][SP_H5_COL_SECOND]);
+        return -1;
+    }
+    snprintf(path, sizeof path, "events/%s", names[deltas][SP_H5_COL_START]);
+    hid_t dset = H5Dopen2(file, path, H5P_DEFAULT);
+    hid_t plist = dset >= 0 ? H5Dget_create_plist(dset) : -1;
+    hsize_t chunk[1];
+    if (plist >= 0 && H5Pget_layout(plist) == H5D_CHUNKED && H5Pget_chunk(plist, 1, chunk) == 1)
+        shape->chunk = chunk[0];
+    if (plist >= 0)
+        H5Pclose(plist);
+    if (dset >= 0)
+        H5Dclose(dset);
+    (void)profile;
+    return 0;
+}
+
 /* Event columns: the two timestamp columns (either encoding) plus the
  * optional ones, all of one length. */
 static int read_events(hid_t file, sp_profile *profile, int have_stats, sp_problems *p)
@@ -293,6 +348,8 @@ static int read_events(hid_t file, sp_profile *profile, int have_stats, sp_probl
     sp_h5_validate_rows(profile, n, p);
     if (p->count > 0)
         return -1;
+    if (p->skeleton)
+        return measure_events(file, profile, deltas, have_stats, n, p);
     long before = p->count;
     sp_h5_table_column(file, p, g, first, H5T_NATIVE_INT64, n, first, 1, (void **)&profile->start);
     sp_h5_table_column(file, p, g, second, H5T_NATIVE_INT64, n, first, 1, (void **)&profile->end);
@@ -380,7 +437,7 @@ sp_profile *sp_h5_read_problems(const char *path, sp_problems *p)
     sp_profile *profile = read_problems(path, p);
     __atomic_store_n(&sp_h5_current_path, NULL, __ATOMIC_RELEASE);
     /* After the watchdog's window: this is our own work, not HDF5's. */
-    if (profile) {
+    if (profile && !p->skeleton) {
         sp_h5_validate_profile(profile, p->nesting_required, p);
         if (p->count > 0) {
             sp_profile_free(profile);
@@ -406,6 +463,10 @@ static sp_profile *read_problems(const char *path, sp_problems *p)
         profile->schema_version = version;
     if (rc == 0)
         rc = sp_h5_read_metadata(file, profile, p);
+    if (rc == 0 && version == 1 && p->skeleton) {
+        sp_problem(p, "schema 1 files are not read in windows");
+        rc = -1;
+    }
     if (rc == 0)
         rc = version == 1 ? sp_h5_read_v1(file, profile, p) : read_columnar(file, profile, p);
     if (rc == 0)
@@ -425,5 +486,13 @@ static sp_profile *read_problems(const char *path, sp_problems *p)
 sp_profile *sp_h5_read(const char *path, char *err, size_t errlen)
 {
     sp_problems p = {.path = path, .err = err, .errlen = errlen};
+    return sp_h5_read_problems(path, &p);
+}
+
+sp_profile *sp_h5_read_skeleton(const char *path, sp_h5_event_shape *shape, char *err,
+                                size_t errlen)
+{
+    memset(shape, 0, sizeof *shape);
+    sp_problems p = {.path = path, .err = err, .errlen = errlen, .skeleton = shape};
     return sp_h5_read_problems(path, &p);
 }

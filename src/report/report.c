@@ -104,11 +104,6 @@ static void values_from_rows(sp_rank_values *v, const sp_profile *profile,
 
 /* ---- rows of one rank ------------------------------------------------------ */
 
-typedef struct rank_index {
-    size_t *rows;    /* row indices sorted by rank, profile order within */
-    size_t num_rows;
-} rank_index;
-
 static int by_rank(const void *a, const void *b, void *ctx)
 {
     const sp_profile *p = ctx;
@@ -310,28 +305,29 @@ static int first_source(sp_report *report, const sp_profile *profile)
     return 0;
 }
 
-/* One rank: reconstruct, or fall back to its rows with a warning. */
-static int add_rank(sp_report *report, const sp_profile *profile,
-                    const sp_report_options *opt, const rank_index *ix, uint32_t rank,
-                    sp_rank_values *values, char *err, size_t errlen)
+/* ---- the per-rank step: rank -> its path tree ----------------------------- */
+
+/* In memory: reconstruct (sp_rank_data_load applies the selection), or say
+ * why not.  Lane trees go straight into the report. */
+static int rank_tree_in_memory(void *ctx, sp_report *report, const sp_report_options *opt,
+                               uint32_t rank, sp_rank_result *out, char *err, size_t errlen)
 {
+    (void)ctx;
+    const sp_profile *profile = report->profile;
     const sp_selection *sel = opt->selection;
-    values_reset(values);
-    size_t first, num_rows = rank_rows(ix, profile, rank, &first);
-    if (profile->aggregate) {
-        values_from_rows(values, profile, sel, ix->rows + first, num_rows);
+    memset(out, 0, sizeof *out);
+    out->rank = rank;
+    if (profile->aggregate)
         return 0;
-    }
     sp_rank_data data;
     char why[1024];
     if (sp_rank_data_load(profile, rank, sel, &data, why, sizeof why) != 0) {
-        if (add_warning(report, rank, why) != 0)
+        if (!(out->warning = strdup(why)))
             return fail_oom(err, errlen);
-        values_from_rows(values, profile, sel, ix->rows + first, num_rows);
         return 0;
     }
-    sp_report_tree tree;
-    int rc = sp_report_tree_init(&tree, rank, SP_REPORT_ALL_LANES);
+    int rc = sp_report_tree_init(&out->tree, rank, SP_REPORT_ALL_LANES);
+    out->has_tree = rc == 0;
     /* Lane trees keep each lane apart; the merged tree grafts forked work
      * under its fork parent. */
     if (rc == 0 && opt->per_lane)
@@ -340,24 +336,66 @@ static int add_rank(sp_report *report, const sp_profile *profile,
     if (rc == 0 && sp_selection_grafts(sel))
         rc = sp_rank_data_graft(profile, &data, &graft);
     if (rc == 0)
-        rc = sp_report_tree_add_forks(&tree, &data.calls, graft.fork_of, graft.own_lane);
+        rc = sp_report_tree_add_forks(&out->tree, &data.calls, graft.fork_of, graft.own_lane);
     sp_graft_info_free(&graft);
-    if (rc == 0)
-        rc = sp_report_tree_merge(&report->tree, &tree);
     if (rc == 0 && opt->on_rank)
         rc = opt->on_rank(opt->on_rank_ctx, profile, &data) ? -1 : 0;
-    if (rc == 0) {
-        values_from_tree(values, &tree);
-        report->tree.num_ranks++;
-        report->has_tree = 1;
-    }
-    sp_report_tree_free(&tree);
     sp_rank_data_free(&data);
-    return rc == 0 ? 0 : fail_oom(err, errlen);
+    if (rc != 0) {
+        sp_rank_result_free(out);
+        return fail_oom(err, errlen);
+    }
+    return 0;
+}
+
+void sp_rank_result_free(sp_rank_result *result)
+{
+    if (result->has_tree)
+        sp_report_tree_free(&result->tree);
+    free(result->warning);
+    memset(result, 0, sizeof *result);
+}
+
+/* ---- the run step: add a rank's tree to the run's report ------------------ */
+
+int sp_report_add_rank(sp_report *report, const sp_report_options *opt, const rank_index *ix,
+                       sp_rank_result *result, sp_rank_values *values)
+{
+    const sp_profile *profile = report->profile;
+    values_reset(values);
+    if (!result->has_tree) {
+        /* No tree: the rank's rows, and the reason as a warning. */
+        if (result->warning && add_warning(report, result->rank, result->warning) != 0)
+            return -1;
+        size_t first, num_rows = rank_rows(ix, profile, result->rank, &first);
+        values_from_rows(values, profile, opt->selection, ix->rows + first, num_rows);
+        return 0;
+    }
+    if (sp_report_tree_merge(&report->tree, &result->tree) != 0)
+        return -1;
+    values_from_tree(values, &result->tree);
+    report->tree.num_ranks++;
+    report->has_tree = 1;
+    return 0;
+}
+
+static int64_t wall_in_memory(void *ctx, const sp_report *report, const sp_report_options *opt,
+                              const rank_index *ix)
+{
+    (void)ctx;
+    return run_wall(report->profile, opt->selection, ix, report->ranks, report->num_ranks);
 }
 
 int sp_report_build(const sp_profile *profile, const sp_report_options *options,
                     sp_report *out, char *err, size_t errlen)
+{
+    static const sp_report_source in_memory = {rank_tree_in_memory, wall_in_memory, NULL, NULL};
+    return sp_report_build_from(profile, options, &in_memory, out, err, errlen);
+}
+
+int sp_report_build_from(const sp_profile *profile, const sp_report_options *options,
+                         const sp_report_source *source, sp_report *out, char *err,
+                         size_t errlen)
 {
     static const sp_report_options defaults = {0};
     const sp_report_options *opt = options ? options : &defaults;
@@ -381,9 +419,15 @@ int sp_report_build(const sp_profile *profile, const sp_report_options *options,
         sp_report_tree_init(&out->tree, SP_REPORT_ALL_RANKS, SP_REPORT_ALL_LANES))
         goto oom;
 
+    /* Ranks in ascending order, each: its tree, then added to the run's. */
     for (size_t k = 0; k < out->num_ranks; k++) {
-        if (add_rank(out, profile, opt, &ix, ranks[k], &values, err, errlen) != 0)
+        sp_rank_result result;
+        if (source->rank_tree(source->ctx, out, opt, ranks[k], &result, err, errlen) != 0)
             goto fail;
+        int rc = sp_report_add_rank(out, opt, &ix, &result, &values);
+        sp_rank_result_free(&result);
+        if (rc != 0)
+            goto oom;
         flat_add_rank(&flat, &values);
         sp_cross_acc_add_rank(&cross, ranks[k], &values);
     }
@@ -404,9 +448,9 @@ int sp_report_build(const sp_profile *profile, const sp_report_options *options,
     if (out->num_ranks > 1 &&
         sp_cross_acc_finish(&cross, profile, out->num_ranks, &out->cross, &out->num_cross) != 0)
         goto oom;
-    if (sp_report_lane_tables(out, profile, opt->selection) != 0)
+    if (sp_report_lane_tables(out, profile, opt->selection, source) != 0)
         goto oom;
-    out->wall_ns = run_wall(profile, opt->selection, &ix, ranks, out->num_ranks);
+    out->wall_ns = source->wall(source->ctx, out, opt, &ix);
 
     free(ix.rows);
     values_free(&values);

@@ -29,8 +29,56 @@ void sp_cross_acc_add_rank(sp_cross_acc *acc, uint32_t rank, const sp_rank_value
 int sp_cross_acc_finish(sp_cross_acc *acc, const sp_profile *profile, size_t num_ranks,
                         sp_report_cross_row **rows, size_t *count);
 
+/* The rows of every rank: row indices sorted by rank, profile order within. */
+typedef struct rank_index {
+    size_t *rows;
+    size_t num_rows;
+} rank_index;
+
+/* ---- the two steps of a report, and where a rank's tree comes from --------
+ *
+ * Per rank: "rank -> its path tree" (a source's rank_tree: in memory in
+ * report.c, streamed in report_stream.c), then "add a rank's tree to the
+ * run's report" (sp_report_add_rank).  Ranks are added in ascending order;
+ * whoever computes the trees (threads, other processes) hands them over
+ * through that seam. */
+typedef struct sp_rank_result {
+    uint32_t rank;
+    int has_tree;
+    sp_report_tree tree;      /* has_tree: the rank's calls by path, lanes merged */
+    char *warning;            /* no tree: why (then the rows give its numbers) */
+} sp_rank_result;
+void sp_rank_result_free(sp_rank_result *result);
+
+typedef struct sp_report_source {
+    /* 0 (out filled), or -1 with a message in err (the build fails). */
+    int (*rank_tree)(void *ctx, sp_report *report, const sp_report_options *opt,
+                     uint32_t rank, sp_rank_result *out, char *err, size_t errlen);
+    /* Span of the selected ranks' calls (see run_wall in report.c), -1 unknown. */
+    int64_t (*wall)(void *ctx, const sp_report *report, const sp_report_options *opt,
+                    const rank_index *ix);
+    /* Calls per thread index of a rank and its OpenMP busy time, as
+     * report_lanes.c counts them from the columns; NULL: from the profile. */
+    void (*thread_calls)(void *ctx, uint32_t rank, uint64_t *counts, int64_t *busy,
+                         size_t num_counts);
+    void *ctx;
+} sp_report_source;
+
+int sp_report_build_from(const sp_profile *profile, const sp_report_options *options,
+                         const sp_report_source *source, sp_report *out, char *err,
+                         size_t errlen);
+/* Adds the rank's tree (or its rows, with the warning) to the report's
+ * tree; *values receives the rank's numbers per region.  0 or -1 (memory). */
+int sp_report_add_rank(sp_report *report, const sp_report_options *opt, const rank_index *ix,
+                       sp_rank_result *result, sp_rank_values *values);
+
+/* Tree node (parent, region), created if missing; -1 out of memory
+ * (report_tree.c), and a call's numbers added to a node. */
+int64_t sp_report_tree_node(sp_report_tree *tree, int64_t parent, uint32_t region);
+void sp_report_node_add_call(sp_report_node *node, int64_t duration, int64_t exclusive);
+
 /* Thread and task tables of the selected ranks.  0 or -1 (out of memory). */
 int sp_report_lane_tables(sp_report *report, const sp_profile *profile,
-                          const sp_selection *selection);
+                          const sp_selection *selection, const sp_report_source *source);
 
 #endif

@@ -54,7 +54,7 @@ static void count_thread_calls(const sp_profile *profile, uint32_t rank, uint64_
 }
 
 int sp_report_lane_tables(sp_report *report, const sp_profile *profile,
-                          const sp_selection *selection)
+                          const sp_selection *selection, const sp_report_source *source)
 {
     if (profile->has_thread_table && profile->num_threads) {
         report->threads = malloc(profile->num_threads * sizeof *report->threads);
@@ -76,7 +76,10 @@ int sp_report_lane_tables(sp_report *report, const sp_profile *profile,
                 !sp_selection_keeps_lane(selection, profile, t->rank, sp_lane_id(t->index, -1)))
                 continue;
             if (counted_rank != (int64_t)t->rank) {
-                count_thread_calls(profile, t->rank, counts, busy, num_counts);
+                if (source && source->thread_calls)
+                    source->thread_calls(source->ctx, t->rank, counts, busy, num_counts);
+                else
+                    count_thread_calls(profile, t->rank, counts, busy, num_counts);
                 counted_rank = t->rank;
             }
             sp_report_thread_row *row = &report->threads[report->num_threads++];
@@ -92,7 +95,7 @@ int sp_report_lane_tables(sp_report *report, const sp_profile *profile,
             row->kind = t->kind ? t->kind : "";
             row->idle_ns = -1;
             if (!strcmp(row->kind, "openmp") && row->wall_ns >= 0 && t->index >= 0 &&
-                profile->start)
+                (profile->start || (source && source->thread_calls)))
                 row->idle_ns = row->wall_ns > busy[t->index] ? row->wall_ns - busy[t->index] : 0;
             sp_lane_label(profile, t->rank, sp_lane_id(t->index, -1), row->label,
                           sizeof row->label);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scopeprof/report.h"
+#include "report/report_internal.h"
 
 static uint64_t slot_hash(int64_t parent, uint32_t region)
 {
@@ -112,6 +112,16 @@ static void node_add(sp_report_node *node, uint64_t calls, int64_t inclusive,
         node->minimum = minimum;
     if (maximum > node->maximum)
         node->maximum = maximum;
+}
+
+int64_t sp_report_tree_node(sp_report_tree *tree, int64_t parent, uint32_t region)
+{
+    return node_for(tree, parent, region);
+}
+
+void sp_report_node_add_call(sp_report_node *node, int64_t duration, int64_t exclusive)
+{
+    node_add(node, 1, duration, exclusive, duration, duration);
 }
 
 /* Adds the calls; node_of_call (calls->n) receives each call's node. */

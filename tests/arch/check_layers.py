@@ -25,11 +25,13 @@ SRC_RULES = {
     "capture": {"model", "callstack", "h5"},
     "callsite": {"model"},
     "analysis": {"model", "callstack", "h5"},
-    "report": {"model", "callstack", "h5", "analysis"},
-    "export": {"model", "callstack", "h5", "analysis", "report"},
-    "diff": {"model", "callstack", "h5", "analysis", "report", "export"},
-    "html": {"model", "callstack", "h5", "analysis", "report", "export"},
-    "cli": {"model", "callstack", "h5", "capture", "analysis", "report", "export", "diff", "html"},
+    "stream": {"model", "callstack", "h5", "analysis"},
+    "report": {"model", "callstack", "h5", "analysis", "stream"},
+    "export": {"model", "callstack", "h5", "analysis", "stream", "report"},
+    "diff": {"model", "callstack", "h5", "analysis", "stream", "report", "export"},
+    "html": {"model", "callstack", "h5", "analysis", "stream", "report", "export"},
+    "cli": {"model", "callstack", "h5", "capture", "analysis", "stream", "report", "export",
+            "diff", "html"},
 }
 # preload/ layers, bottom to top; each may use those below it and src/model
 # (the capture and spill formats it hands over).

@@ -1069,3 +1069,176 @@ Test(cli, report_heading_with_selected_lanes)
     cr_expect_null(strstr(r.out, "threads merged"), "%s", r.out);
     result_free(&r);
 }
+
+/* ---- streamed report (docs/stream.md) ------------------------------------------ */
+
+/* Many rows, three lanes, rows not in time order (each row holds lane 0's
+ * calls, then lane 1's...), chunked event columns: `report` streams it and
+ * prints exactly what the in-memory path prints. */
+Test(cli, report_streamed_equals_in_memory)
+{
+    enum { LANES = 3, GROUPS = 8000 };
+    ev *evs = malloc(LANES * GROUPS * 3 * sizeof *evs);
+    static char names[64][16];
+    for (int k = 0; k < 64; k++)
+        snprintf(names[k], sizeof names[k], "%s%d", k < 40 ? "region" : "leaf", k);
+    size_t n = 0;
+    for (int lane = 0; lane < LANES; lane++)
+        for (int g = 0; g < GROUPS; g++) {
+            int64_t t = (int64_t)g * 100 + lane;
+            evs[n++] = (ev){names[g % 40], t, t + 90, lane};
+            evs[n++] = (ev){names[40 + g % 24], t + 10, t + 60, lane};
+            evs[n++] = (ev){"tick", t + 60, t + 60, lane}; /* zero-length, at the child's end */
+        }
+    write_rank("many_rank00000.h5", 0, evs, n,
+               (const char *const[]){"MainThread", "worker1", "worker2", NULL});
+    free(evs);
+    static const char *const trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
+    const char *const variants[][8] = {
+        {"report", "many_rank00000.h5", NULL},
+        {"report", "many_rank00000.h5", "--include", "region|tick", NULL},
+        {"report", "many_rank00000.h5", "--exclude", "leaf1", "--min-duration", "0.00000006", NULL},
+        {"report", "many_rank00000.h5", "--format", "json", NULL},
+        {"report", "many_rank00000.h5", "--ranks", "0", "--sort", "calls", NULL},
+        {"report", "many_rank00000.h5", "--from", "0.1", "--to", "0.2", NULL},
+        {"report", "many_rank00000.h5", "--lanes=worker1", NULL},
+        {"report", "many_rank00000.h5", "--lanes=MainThread,worker2", "--to", "0.3", NULL},
+    };
+    char *first = NULL;
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+        result s = run_env(variants[v], trace);
+        result m = run_env(variants[v], memory);
+        cr_assert_eq(s.status, 0, "%s", s.err);
+        cr_assert_eq(m.status, 0, "%s", m.err);
+        cr_expect_str_eq(s.err, "scopeprof report: streamed\n", "variant %zu", v);
+        cr_expect_str_eq(s.out, m.out, "variant %zu", v);
+        if (v == 0) {
+            cr_expect_neq(strstr(s.out, "calls  72000"), NULL, "%s", s.out);
+            first = strdup(s.out);
+        } else {
+            cr_expect_str_neq(s.out, first, "variant %zu selects nothing", v);
+        }
+        result_free(&s);
+        result_free(&m);
+    }
+    free(first);
+    /* validate: the streamed confirmation says what the checker says */
+    const char *const check[] = {"validate", "many_rank00000.h5", NULL};
+    static const char *const checker[] = {"SCOPEPROF_VALIDATE_IN_MEMORY=1", NULL};
+    result vs = run_env(check, NULL), vm = run_env(check, checker);
+    cr_expect_eq(vs.status, 0, "%s", vs.err);
+    cr_expect_str_eq(vs.out, "OK many_rank00000.h5\n");
+    cr_expect_str_eq(vs.out, vm.out);
+    result_free(&vs);
+    result_free(&vm);
+    /* Not streamed yet: the same output through the in-memory path. */
+    const char *const lanes[] = {"report", "many_rank00000.h5", "--lanes", NULL};
+    result s = run_env(lanes, trace);
+    result m = run_env(lanes, memory);
+    cr_expect_neq(strstr(s.err, "in memory: per-lane trees"), NULL, "%s", s.err);
+    cr_expect_str_eq(s.out, m.out);
+    result_free(&s);
+    result_free(&m);
+}
+
+/* Two rank files, one not nested: the streamed attempt hands over, and the
+ * warning and numbers are those of the in-memory path. */
+Test(cli, report_streamed_falls_back_on_a_rank_that_does_not_nest)
+{
+    write_run();
+    static const ev bad[] = {{"main", 0, 1000, 0}, {"solve", 500, 1500, 0}};
+    write_rank("run_rank00001.h5", 1, bad, 2, (const char *const[]){"MainThread", NULL});
+    static const char *const trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
+    const char *const args[] = {"report", "-j", "2", "run_rank00000.h5", "run_rank00001.h5",
+                                NULL};
+    result s = run_env(args, trace);
+    result m = run_env(args, memory);
+    cr_assert_eq(s.status, m.status);
+    cr_expect_neq(strstr(s.err, "in memory: rank 1: recorded calls are not properly nested"),
+                  NULL, "%s", s.err);
+    cr_expect_neq(strstr(s.err, m.err), NULL, "%s\n---\n%s", s.err, m.err);
+    cr_expect_str_eq(s.out, m.out);
+    result_free(&s);
+    result_free(&m);
+    /* validate requires nesting: the checker's problem line, either way */
+    const char *const check[] = {"validate", "run_rank00001.h5", NULL};
+    static const char *const checker[] = {"SCOPEPROF_VALIDATE_IN_MEMORY=1", NULL};
+    result vs = run_env(check, NULL), vm = run_env(check, checker);
+    cr_expect_eq(vs.status, 1);
+    cr_expect_neq(strstr(vs.out, "not properly nested"), NULL, "%s", vs.out);
+    cr_expect_str_eq(vs.out, vm.out);
+    cr_expect_str_eq(vs.err, vm.err);
+    result_free(&vs);
+    result_free(&vm);
+}
+
+/* --jobs: worker processes over the rank files, results in rank order, so
+ * the output is the same for every N (and the in-memory path's). */
+Test(cli, report_jobs_give_the_same_output)
+{
+    enum { RANKS = 5 };
+    for (uint32_t rank = 0; rank < RANKS; rank++) {
+        char name[64];
+        snprintf(name, sizeof name, "jobs_rank%05u.h5", rank);
+        ev evs[] = {{"main", 0, 1000 + rank, 0},          {"solve", 100, 400 + rank, 0},
+                    {"solve", 500, 900, 0},               {rank % 2 ? "io" : "mpi", 950, 990, 0},
+                    {"solve", 200, 700 - rank, 1},        {"assemble", 300, 400, 1}};
+        write_rank(name, rank, evs, 6, (const char *const[]){"MainThread", "worker", NULL});
+    }
+    static const char *const trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
+    const char *const one[] = {"report", "--jobs", "1", ".", NULL};
+    const char *const two[] = {"report", "--jobs=2", ".", NULL};
+    const char *const three[] = {"report", "-j", "3", ".", "--format", "json", NULL};
+    const char *const three_mem[] = {"report", ".", "--format", "json", NULL};
+    result a = run_env(one, trace), b = run_env(two, trace), m = run_env(one, memory);
+    result c = run_env(three, trace), cm = run_env(three_mem, memory);
+    cr_assert_eq(a.status, 0, "%s", a.err);
+    cr_expect_str_eq(a.err, "scopeprof report: streamed\n");
+    cr_expect_str_eq(b.err, "scopeprof report: streamed\n");
+    cr_expect_neq(strstr(a.out, "ranks  5 (0-4)"), NULL, "%s", a.out);
+    cr_expect_str_eq(a.out, b.out);
+    cr_expect_str_eq(a.out, m.out);
+    cr_expect_str_eq(c.out, cm.out);
+    result r = RUN("report", "--jobs", "0", ".");
+    cr_expect_eq(r.status, 2);
+    cr_expect_neq(strstr(r.err, "--jobs: '0'"), NULL, "%s", r.err);
+    result_free(&a);
+    result_free(&b);
+    result_free(&m);
+    result_free(&c);
+    result_free(&cm);
+    result_free(&r);
+}
+
+/* Files with fork edges (an OpenMP program under the shim): each rank's
+ * tree is grafted from its own file read into memory, one file at a time;
+ * the output is the in-memory path's. */
+Test(cli, report_of_fork_edges_equals_in_memory)
+{
+    char program[600];
+    snprintf(program, sizeof program, "%s/programs/omp_fork_gomp", TEST_BUILD_DIR);
+    result r = run_env((const char *const[]){"run", "-o", "omp", "--", program, NULL},
+                       (const char *const[]){RUN_CMD_ENV, "OMP_NUM_THREADS=2", NULL});
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    result_free(&r);
+    static const char *const trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
+    const char *const variants[][5] = {
+        {"report", "omp_rank00000.h5", NULL},
+        {"report", "omp_rank00000.h5", "--no-graft", NULL},
+        {"report", "omp_rank00000.h5", "--exclude", "omp parallel", NULL},
+    };
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+        result s = run_env(variants[v], trace), m = run_env(variants[v], memory);
+        cr_assert_eq(s.status, 0, "%s", s.err);
+        cr_expect_str_eq(s.err, "scopeprof report: streamed\n", "variant %zu", v);
+        if (v < 2)
+            cr_expect_neq(strstr(s.out, "omp parallel"), NULL, "variant %zu:\n%s", v, s.out);
+        cr_expect_str_eq(s.out, m.out, "variant %zu", v);
+        result_free(&s);
+        result_free(&m);
+    }
+}

@@ -1,0 +1,95 @@
+/* scopeprof/stream.h - a run's calls in bounded memory (docs/stream.md).
+ *
+ * A run source holds what every rank file says about itself except its
+ * event columns: names, rows, thread and task tables, metadata (a skeleton
+ * sp_profile, rows in sp_load_run's order).  sp_stream_rank then reads one
+ * rank's event columns in chunk-aligned windows and reconstructs every lane
+ * with a stack of open calls, handing each call to a visitor in the order
+ * the in-memory reconstruction lists them (start ascending, longer first,
+ * file order on ties; spec §5.2).  Memory: a few windows per run of sorted
+ * calls, the open calls, and what the visitor keeps. */
+#ifndef SCOPEPROF_STREAM_H
+#define SCOPEPROF_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scopeprof/h5.h"
+#include "scopeprof/profile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sp_run_source {
+    sp_profile *profile;      /* skeleton: no event columns, num_events 0 */
+    char **paths;
+    size_t num_paths;
+    sp_h5_event_shape *shapes; /* per path */
+    size_t *row_file;         /* per row of profile: index into paths */
+    /* Columns some file of the run has: the in-memory path reads the run as
+     * one profile, where the others' calls get the missing value (-1). */
+    int any_thread, any_task, any_parent;
+} sp_run_source;
+
+/* Files as sp_load_run takes them.  0, or -1 with a one-line message. */
+int sp_run_source_open(sp_run_source *src, const char *const *args, size_t count, char *err,
+                       size_t errlen);
+void sp_run_source_close(sp_run_source *src);
+/* Why this run cannot be analysed by streaming (aggregate layout, MPI
+ * columns, two rows for one rank and region), or NULL when it can.  Fork
+ * edges (events/fork_parent_ids) are the caller's business: sp_stream_rank
+ * does not read them. */
+const char *sp_run_source_unstreamable(const sp_run_source *src);
+
+typedef struct sp_stream_call {
+    uint32_t region;          /* index into the skeleton's names */
+    uint32_t depth;           /* on its lane, every call counted */
+    int64_t lane;             /* -1 without lane columns */
+    int64_t select_lane;      /* the lane --lanes=LIST judges (rank_calls.c: tasks
+                                 count even where no file has thread ids) */
+    uint64_t call_index;      /* position in its (rank, region) row */
+    int64_t start, end;       /* on the run's time axis (clock offset applied) */
+    int64_t exclusive;        /* on exit: duration minus the kept children's */
+} sp_stream_call;
+
+/* enter: `parent` is the user word of the nearest kept ancestor (-1 none);
+ * set *user and return 1 to keep the call, 0 to drop it (its children then
+ * hang from the nearest kept ancestor), -1 on failure.  exit: kept calls
+ * only, with their user word; 0 or -1. */
+typedef struct sp_call_visitor {
+    int (*enter)(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user);
+    int (*exit)(void *ctx, const sp_stream_call *call, int64_t user);
+    void *ctx;
+} sp_call_visitor;
+
+/* What a pass over a rank learns besides its calls. */
+typedef struct sp_rank_stream_info {
+    uint64_t calls;
+    int64_t first_start, last_end;  /* clock offset applied; INT64_MAX / INT64_MIN: none */
+    size_t num_thread_slots;        /* thread_calls / thread_busy by thread index */
+    uint64_t *thread_calls;         /* calls recorded on the thread */
+    int64_t *thread_busy;           /* its root "omp parallel" time (parent id < 0) */
+} sp_rank_stream_info;
+void sp_rank_stream_info_free(sp_rank_stream_info *info);
+
+/* Stream one rank.  Returns 0; 1 when the rank cannot be streamed the way
+ * the in-memory path reads it (a problem the reader reports, calls that do
+ * not nest, stored ids that disagree, too many runs: `why` says which; the
+ * caller then uses the in-memory path, which gives the exact message);
+ * -1 when the visitor failed.  The visitor may have seen calls before a 1. */
+int sp_stream_rank(const sp_run_source *src, uint32_t rank, int64_t clock_offset,
+                   const sp_call_visitor *visitor, sp_rank_stream_info *info, char *why,
+                   size_t whylen);
+
+/* `validate` of one file in bounded memory: 0 when every check the full
+ * checker makes passes (nesting required); 1 when the file has a problem or
+ * something this path does not check (then run sp_h5_check, which lists
+ * the problems), with the reason in why. */
+int sp_stream_validate(const char *path, char *why, size_t whylen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SCOPEPROF_STREAM_H */

@@ -1,0 +1,102 @@
+/* h5_read_events.c - a file's event columns read back in windows
+ * (hyperslabs), for the streaming analysis (src/stream/): the caller keeps
+ * a few windows, never a whole column. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "h5/h5_internal.h"
+
+struct sp_h5_event_reader {
+    hid_t file;
+    hid_t dset[SP_H5_COL_N];
+    hid_t space[SP_H5_COL_N];
+    const char *path;
+    int64_t bytes;
+};
+
+void sp_h5_event_reader_close(sp_h5_event_reader *r)
+{
+    if (!r)
+        return;
+    for (int c = 0; c < SP_H5_COL_N; c++) {
+        if (r->space[c] >= 0)
+            H5Sclose(r->space[c]);
+        if (r->dset[c] >= 0)
+            H5Dclose(r->dset[c]);
+    }
+    if (r->file >= 0)
+        H5Fclose(r->file);
+    free(r);
+}
+
+sp_h5_event_reader *sp_h5_event_reader_open(const char *path, const sp_h5_event_shape *shape,
+                                            size_t cache_bytes, char *err, size_t errlen)
+{
+    static const char *const names[2][SP_H5_COL_N] = {
+        {"events/start_times", "events/end_times", "events/gpu_durations", "events/call_ids",
+         "events/parent_ids", "events/thread_ids", "events/task_ids"},
+        {"events/start_deltas", "events/durations", "events/gpu_durations", "events/call_ids",
+         "events/parent_ids", "events/thread_ids", "events/task_ids"}};
+    sp_h5_event_reader *r = calloc(1, sizeof *r);
+    if (!r) {
+        sp_h5_errf(err, errlen, "%s: out of memory", path);
+        return NULL;
+    }
+    r->path = path;
+    r->file = -1;
+    for (int c = 0; c < SP_H5_COL_N; c++)
+        r->dset[c] = r->space[c] = -1;
+    sp_h5_silence();
+    struct stat st;
+    r->bytes = stat(path, &st) == 0 ? (int64_t)st.st_size : 0;
+    r->file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    /* Every window reads whole chunks: a cache holding one chunk of every
+     * open window decompresses each chunk about once. */
+    if (dapl >= 0 && cache_bytes)
+        H5Pset_chunk_cache(dapl, 12421, cache_bytes, 1.0);
+    int ok = r->file >= 0 && dapl >= 0;
+    for (int c = 0; ok && c < SP_H5_COL_N; c++) {
+        if (!shape->has[c])
+            continue;
+        r->dset[c] = H5Dopen2(r->file, names[shape->deltas != 0][c], dapl);
+        r->space[c] = r->dset[c] >= 0 ? H5Dget_space(r->dset[c]) : -1;
+        ok = r->space[c] >= 0;
+    }
+    if (dapl >= 0)
+        H5Pclose(dapl);
+    if (!ok) {
+        sp_h5_errf(err, errlen, "%s: %s", path, SP_UNREADABLE_MSG);
+        sp_h5_event_reader_close(r);
+        return NULL;
+    }
+    return r;
+}
+
+int sp_h5_event_reader_read(sp_h5_event_reader *r, int col, uint64_t offset, size_t count,
+                            int64_t *out)
+{
+    if (col < 0 || col >= SP_H5_COL_N || r->dset[col] < 0)
+        return -1;
+    if (count == 0)
+        return 0;
+    hsize_t start[1] = {offset}, n[1] = {count};
+    if (H5Sselect_hyperslab(r->space[col], H5S_SELECT_SET, start, NULL, n, NULL) < 0)
+        return -1;
+    hid_t mem = H5Screate_simple(1, n, NULL);
+    if (mem < 0)
+        return -1;
+    /* The command's watchdog times every read (read_watchdog.c). */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    __atomic_store_n(&sp_h5_current_bytes, r->bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(&sp_h5_current_since_ns, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec,
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&sp_h5_current_path, r->path, __ATOMIC_RELEASE);
+    herr_t rc = H5Dread(r->dset[col], H5T_NATIVE_INT64, mem, r->space[col], H5P_DEFAULT, out);
+    __atomic_store_n(&sp_h5_current_path, NULL, __ATOMIC_RELEASE);
+    H5Sclose(mem);
+    return rc < 0 ? -1 : 0;
+}

@@ -1,0 +1,193 @@
+/* report_jobs.c - `report --jobs N`: per-rank trees computed by N worker
+ * processes, added to the run's report in rank order by the parent.
+ *
+ * Processes, not threads: Debian's libhdf5 is built thread-safe
+ * (H5is_library_threadsafe says so), but a thread-safe HDF5 runs every API
+ * call under one global lock, decompression inside H5Dread included, and
+ * reading and decompressing is about half the work: threads would queue.  Worker w takes the w-th,
+ * (w+N)-th, ... selected rank and writes each result to its pipe; the parent
+ * reads them back in rank order, so the report is the same for every N. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "report/report_jobs.h"
+
+typedef struct result_header {
+    int32_t status;           /* 0 tree follows, 1 fall back (why follows), -1 failure */
+    uint32_t rank;
+    uint64_t num_nodes;
+    int64_t first_start, last_end;
+    uint64_t num_thread_slots;
+    uint64_t why_len;
+} result_header;
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *buf, size_t n)
+{
+    char *p = buf;
+    while (n) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+/* In the worker: its ranks, one result each. */
+static void worker_run(sp_report_jobs *jobs, sp_report *report, const sp_report_options *opt,
+                       size_t w, int fd)
+{
+    for (size_t k = w; k < report->num_ranks; k += jobs->count) {
+        sp_rank_result result;
+        sp_rank_extra extra = {INT64_MAX, INT64_MIN, 0, NULL, NULL};
+        char why[1024] = "";
+        int rc = jobs->compute(jobs->ctx, report, opt, report->ranks[k], &result, &extra, why,
+                               sizeof why);
+        result_header h = {.status = rc, .rank = report->ranks[k],
+                           .num_nodes = rc == 0 ? result.tree.num_nodes : 0,
+                           .first_start = extra.first_start, .last_end = extra.last_end,
+                           .num_thread_slots = rc == 0 ? extra.num_thread_slots : 0,
+                           .why_len = rc != 0 ? strlen(why) : 0};
+        int bad = write_all(fd, &h, sizeof h) ||
+                  (h.num_nodes &&
+                   write_all(fd, result.tree.nodes, h.num_nodes * sizeof *result.tree.nodes)) ||
+                  (h.num_thread_slots &&
+                   (write_all(fd, extra.thread_calls, h.num_thread_slots * sizeof(uint64_t)) ||
+                    write_all(fd, extra.thread_busy, h.num_thread_slots * sizeof(int64_t)))) ||
+                  (h.why_len && write_all(fd, why, h.why_len));
+        if (rc == 0)
+            sp_rank_result_free(&result);
+        free(extra.thread_calls);
+        free(extra.thread_busy);
+        if (bad || rc != 0)
+            return;
+    }
+}
+
+int sp_report_jobs_start(sp_report_jobs *jobs, sp_report *report, const sp_report_options *opt)
+{
+    jobs->pid = calloc(jobs->count, sizeof *jobs->pid);
+    jobs->fd = malloc(jobs->count * sizeof *jobs->fd);
+    if (!jobs->pid || !jobs->fd)
+        return -1;
+    for (size_t w = 0; w < jobs->count; w++)
+        jobs->fd[w] = -1;
+    for (size_t w = 0; w < jobs->count; w++) {
+        int p[2];
+        if (pipe(p) != 0)
+            return -1;
+        pid_t pid = fork();
+        if (pid < 0) {
+            close(p[0]);
+            close(p[1]);
+            return -1;
+        }
+        if (pid == 0) {
+            close(p[0]);
+            for (size_t v = 0; v < w; v++)
+                close(jobs->fd[v]);
+            signal(SIGPIPE, SIG_DFL);
+            worker_run(jobs, report, opt, w, p[1]);
+            close(p[1]);
+            _exit(0);
+        }
+        close(p[1]);
+        jobs->pid[w] = pid;
+        jobs->fd[w] = p[0];
+    }
+    return 0;
+}
+
+int sp_report_jobs_next(sp_report_jobs *jobs, size_t k, sp_rank_result *out,
+                        sp_rank_extra *extra, char *why, size_t whylen)
+{
+    memset(out, 0, sizeof *out);
+    int fd = jobs->fd[k % jobs->count];
+    result_header h;
+    if (read_all(fd, &h, sizeof h) != 0) {
+        snprintf(why, whylen, "a report worker ended early");
+        return 1;
+    }
+    if (h.status != 0) {
+        size_t n = h.why_len < whylen ? (size_t)h.why_len : whylen - 1;
+        why[0] = '\0';
+        if (read_all(fd, why, n) == 0)
+            why[n] = '\0';
+        return h.status > 0 ? 1 : -1;
+    }
+    out->rank = h.rank;
+    if (sp_report_tree_init(&out->tree, h.rank, SP_REPORT_ALL_LANES) != 0)
+        return -1;
+    out->has_tree = 1;
+    for (uint64_t n = 0; n < h.num_nodes; n++) {
+        sp_report_node node;
+        if (read_all(fd, &node, sizeof node) != 0) {
+            snprintf(why, whylen, "a report worker ended early");
+            return 1;
+        }
+        /* Same parents in the same order: the same node ids. */
+        int64_t id = sp_report_tree_node(&out->tree, node.parent, node.region);
+        if (id != (int64_t)n)
+            return -1;
+        sp_report_node *dst = &out->tree.nodes[id];
+        dst->calls = node.calls;
+        dst->inclusive = node.inclusive;
+        dst->exclusive = node.exclusive;
+        dst->minimum = node.minimum;
+        dst->maximum = node.maximum;
+    }
+    extra->first_start = h.first_start;
+    extra->last_end = h.last_end;
+    extra->num_thread_slots = (size_t)h.num_thread_slots;
+    extra->thread_calls = malloc((h.num_thread_slots + 1) * sizeof *extra->thread_calls);
+    extra->thread_busy = malloc((h.num_thread_slots + 1) * sizeof *extra->thread_busy);
+    if (!extra->thread_calls || !extra->thread_busy)
+        return -1;
+    if (h.num_thread_slots &&
+        (read_all(fd, extra->thread_calls, h.num_thread_slots * sizeof(uint64_t)) ||
+         read_all(fd, extra->thread_busy, h.num_thread_slots * sizeof(int64_t)))) {
+        snprintf(why, whylen, "a report worker ended early");
+        return 1;
+    }
+    return 0;
+}
+
+void sp_report_jobs_stop(sp_report_jobs *jobs)
+{
+    for (size_t w = 0; jobs->fd && w < jobs->count; w++)
+        if (jobs->fd[w] >= 0)
+            close(jobs->fd[w]); /* a worker still writing gets EPIPE and ends */
+    for (size_t w = 0; jobs->pid && w < jobs->count; w++)
+        if (jobs->pid[w] > 0) {
+            int status;
+            while (waitpid(jobs->pid[w], &status, 0) < 0 && errno == EINTR) {
+            }
+        }
+    free(jobs->pid);
+    free(jobs->fd);
+    jobs->pid = NULL;
+    jobs->fd = NULL;
+}

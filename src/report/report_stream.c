@@ -1,0 +1,467 @@
+/* report_stream.c - sp_report_build on a run source: every rank's path tree
+ * built while its calls stream past (src/stream/), one rank at a time, so
+ * memory follows the distinct call paths, not the calls.  What is not
+ * streamed yet sends the caller back to the in-memory path (docs/stream.md). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report_jobs.h"
+#include "scopeprof/h5.h"
+#include "scopeprof/stream.h"
+
+typedef struct thread_counts {
+    uint32_t rank;
+    size_t n;
+    uint64_t *calls;
+    int64_t *busy;
+} thread_counts;
+
+typedef struct lane_kept {
+    int64_t lane;
+    int keep;
+} lane_kept;
+
+typedef struct stream_ctx {
+    const sp_run_source *src;
+    const sp_selection *sel;
+    unsigned char *region_keep;
+    int64_t min_duration;
+    /* --from/--to: calls kept when they intersect [from, to] (on the rank's
+     * clock-adjusted times, as rank_calls.c); the wall is the span of the
+     * events cut to [wall_from, wall_to] (raw times, as report.c). */
+    int window;
+    int64_t from, to, wall_from, wall_to;
+    int64_t clip_lo, clip_hi;  /* of the rank being streamed */
+    uint32_t rank;
+    int64_t offset;
+    lane_kept *lanes;          /* --lanes=LIST decisions of this rank */
+    size_t num_lanes;
+    int64_t first_start, last_end;
+    thread_counts *threads;   /* per streamed rank, ascending */
+    size_t num_threads;
+    int fallback;             /* a rank could not be streamed */
+    char *why;
+    size_t whylen;
+    sp_report_tree *tree;     /* of the rank being streamed */
+    sp_report_jobs jobs;      /* worker processes (--jobs), count <= 1: none */
+    int jobs_started;
+    size_t next_rank;         /* next selected rank to take from the workers */
+} stream_ctx;
+
+/* --lanes=LIST: decided once per lane and rank. */
+static int keeps_lane(stream_ctx *c, int64_t lane)
+{
+    for (size_t i = 0; i < c->num_lanes; i++)
+        if (c->lanes[i].lane == lane)
+            return c->lanes[i].keep;
+    int keep = sp_selection_keeps_lane(c->sel, c->src->profile, c->rank, lane);
+    lane_kept *grown = realloc(c->lanes, (c->num_lanes + 1) * sizeof *grown);
+    if (grown) {
+        c->lanes = grown;
+        c->lanes[c->num_lanes++] = (lane_kept){lane, keep};
+    }
+    return keep;
+}
+
+static int on_call_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
+{
+    stream_ctx *c = ctx;
+    if (c->window) {
+        int64_t s = call->start + c->offset, e = call->end + c->offset;
+        if (!(e < c->wall_from || s > c->wall_to)) {
+            int64_t lo = (s > c->wall_from ? s : c->wall_from) - c->offset;
+            int64_t hi = (e < c->wall_to ? e : c->wall_to) - c->offset;
+            if (lo < c->clip_lo)
+                c->clip_lo = lo;
+            if (hi > c->clip_hi)
+                c->clip_hi = hi;
+        }
+    }
+    if (!c->region_keep[call->region] || call->end - call->start < c->min_duration ||
+        call->end < c->from || call->start > c->to ||
+        (c->sel && c->sel->lanes && !keeps_lane(c, call->select_lane))) {
+        *user = parent;
+        return 0;
+    }
+    *user = sp_report_tree_node(c->tree, parent, call->region);
+    return *user < 0 ? -1 : 1;
+}
+
+static int on_call_exit(void *ctx, const sp_stream_call *call, int64_t user)
+{
+    stream_ctx *c = ctx;
+    sp_report_node_add_call(&c->tree->nodes[user], call->end - call->start, call->exclusive);
+    return 0;
+}
+
+/* The file holding `rank`, or -1. */
+static long file_of_rank(const sp_run_source *src, uint32_t rank)
+{
+    for (size_t r = 0; r < src->profile->num_rows; r++)
+        if (src->profile->rows[r].rank == rank)
+            return (long)src->row_file[r];
+    return -1;
+}
+
+/* A rank of a file with fork edges: the merged tree grafts forked work under
+ * its fork parent and builds its nodes in a preorder of the grafted forest,
+ * which the stream does not do yet.  The rank's file alone is read into
+ * memory (with the reader's checks) and its tree built as report.c builds
+ * it; memory is that of one file, whatever the number of files.  0, 1 (fall
+ * back, why set), -1 failure. */
+static int rank_tree_from_file(stream_ctx *c, sp_report *report, const sp_report_options *opt,
+                               uint32_t rank, long file, sp_rank_result *out,
+                               sp_rank_extra *extra, char *why, size_t whylen)
+{
+    const sp_run_source *src = c->src;
+    const sp_h5_event_shape *sh = &src->shapes[file];
+    /* Times do not enter the tree, but --from/--to need the run's origin,
+     * and the file alone must read as it does within the run. */
+    if (c->window || src->any_thread != sh->has[SP_H5_COL_THREAD] ||
+        src->any_task != sh->has[SP_H5_COL_TASK] ||
+        src->any_parent != sh->has[SP_H5_COL_PARENT]) {
+        snprintf(why, whylen, "rank %u: fork edges with --from/--to or mixed columns", rank);
+        return 1;
+    }
+    char err[1024];
+    sp_profile *full = sp_h5_read(src->paths[file], err, sizeof err);
+    if (!full) {
+        snprintf(why, whylen, "%s", err);
+        return 1;
+    }
+    sp_rank_data data;
+    if (sp_rank_data_load(full, rank, opt->selection, &data, why, whylen) != 0) {
+        sp_profile_free(full);
+        return 1;
+    }
+    int rc = sp_report_tree_init(&out->tree, rank, SP_REPORT_ALL_LANES) ? -1 : 0;
+    out->has_tree = rc == 0;
+    sp_graft_info graft = {NULL, NULL};
+    if (rc == 0 && sp_selection_grafts(opt->selection))
+        rc = sp_rank_data_graft(full, &data, &graft);
+    /* the run's region ids (names interned in the run's order) */
+    sp_profile *skeleton = (sp_profile *)src->profile;
+    for (size_t i = 0; rc == 0 && i < data.calls.n; i++) {
+        int64_t id = sp_profile_intern_name(skeleton, full->names[data.calls.region[i]]);
+        if (id < 0)
+            rc = -1;
+        else
+            data.calls.region[i] = (uint32_t)id;
+    }
+    if (rc == 0)
+        rc = sp_report_tree_add_forks(&out->tree, &data.calls, graft.fork_of, graft.own_lane);
+    sp_graft_info_free(&graft);
+    sp_rank_data_free(&data);
+    /* wall span and thread counts, as report.c and report_lanes.c take them */
+    size_t slots = 0;
+    for (size_t r = 0; rc == 0 && r < full->num_rows; r++) {
+        const sp_row *row = &full->rows[r];
+        for (uint64_t e = row->offset; row->rank == rank && e < row->offset + row->count; e++) {
+            if (full->start[e] - c->offset < extra->first_start)
+                extra->first_start = full->start[e] - c->offset;
+            if (full->end[e] - c->offset > extra->last_end)
+                extra->last_end = full->end[e] - c->offset;
+            if (full->thread_ids && full->thread_ids[e] >= 0 &&
+                (size_t)full->thread_ids[e] >= slots)
+                slots = (size_t)full->thread_ids[e] + 1;
+        }
+    }
+    if (rc == 0 && slots > ((size_t)1 << 20)) {
+        snprintf(why, whylen, "rank %u: thread index too large to count", rank);
+        rc = 1;
+    }
+    if (rc == 0) {
+        extra->num_thread_slots = slots;
+        extra->thread_calls = calloc(slots + 1, sizeof *extra->thread_calls);
+        extra->thread_busy = calloc(slots + 1, sizeof *extra->thread_busy);
+        if (!extra->thread_calls || !extra->thread_busy)
+            rc = -1;
+    }
+    for (size_t r = 0; rc == 0 && full->thread_ids && r < full->num_rows; r++) {
+        const sp_row *row = &full->rows[r];
+        if (row->rank != rank)
+            continue;
+        int omp = row->region < full->num_names && full->parent_ids &&
+                  !strcmp(full->names[row->region], "omp parallel");
+        for (uint64_t e = row->offset; e < row->offset + row->count; e++) {
+            int64_t t = full->thread_ids[e];
+            if (t < 0)
+                continue;
+            extra->thread_calls[t]++;
+            if (omp && full->parent_ids[e] < 0)
+                extra->thread_busy[t] += full->end[e] - full->start[e];
+        }
+    }
+    sp_profile_free(full);
+    if (rc < 0)
+        snprintf(why, whylen, "out of memory while building the report");
+    if (rc != 0) {
+        sp_rank_result_free(out);
+        free(extra->thread_calls);
+        free(extra->thread_busy);
+        *extra = (sp_rank_extra){INT64_MAX, INT64_MIN, 0, NULL, NULL};
+    }
+    (void)report;
+    return rc;
+}
+
+/* One rank: its tree and what else the pass learnt.  0, 1 (fall back,
+ * why set), -1 failure.  Runs in the command or in a worker (report_jobs.c). */
+static int stream_one_rank(void *ctx, sp_report *report, const sp_report_options *opt,
+                           uint32_t rank, sp_rank_result *out, sp_rank_extra *extra, char *why,
+                           size_t whylen)
+{
+    stream_ctx *c = ctx;
+    memset(out, 0, sizeof *out);
+    out->rank = rank;
+    c->offset = sp_rank_clock_offset(report->profile, rank);
+    *extra = (sp_rank_extra){INT64_MAX, INT64_MIN, 0, NULL, NULL};
+    long file = file_of_rank(c->src, rank);
+    if (file >= 0 && c->src->shapes[file].has_fork)
+        return rank_tree_from_file(c, report, opt, rank, file, out, extra, why, whylen);
+    if (sp_report_tree_init(&out->tree, rank, SP_REPORT_ALL_LANES) != 0) {
+        snprintf(why, whylen, "out of memory while building the report");
+        return -1;
+    }
+    out->has_tree = 1;
+    c->tree = &out->tree;
+    c->rank = rank;
+    c->offset = sp_rank_clock_offset(report->profile, rank);
+    c->clip_lo = INT64_MAX;
+    c->clip_hi = INT64_MIN;
+    c->num_lanes = 0;
+    sp_call_visitor visitor = {on_call_enter, on_call_exit, c};
+    sp_rank_stream_info info;
+    int rc = sp_stream_rank(c->src, rank, c->offset, &visitor, &info, why, whylen);
+    *extra = (sp_rank_extra){info.first_start, info.last_end, info.num_thread_slots,
+                             info.thread_calls, info.thread_busy};
+    if (c->window) {
+        extra->first_start = c->clip_lo;
+        extra->last_end = c->clip_hi;
+    }
+    if (rc != 0) {
+        sp_rank_stream_info_free(&info);
+        *extra = (sp_rank_extra){INT64_MAX, INT64_MIN, 0, NULL, NULL};
+        sp_rank_result_free(out);
+        if (rc < 0)
+            snprintf(why, whylen, "out of memory while building the report");
+    }
+    return rc;
+}
+
+/* The rank's wall span and thread counts join the run's. */
+static int absorb(stream_ctx *c, uint32_t rank, sp_rank_extra *extra)
+{
+    if (extra->first_start < c->first_start)
+        c->first_start = extra->first_start;
+    if (extra->last_end > c->last_end)
+        c->last_end = extra->last_end;
+    thread_counts *grown = realloc(c->threads, (c->num_threads + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    c->threads = grown;
+    grown[c->num_threads++] = (thread_counts){rank, extra->num_thread_slots, extra->thread_calls,
+                                              extra->thread_busy};
+    extra->thread_calls = NULL;
+    extra->thread_busy = NULL;
+    return 0;
+}
+
+static int rank_tree_streamed(void *ctx, sp_report *report, const sp_report_options *opt,
+                              uint32_t rank, sp_rank_result *out, char *err, size_t errlen)
+{
+    stream_ctx *c = ctx;
+    sp_rank_extra extra = {INT64_MAX, INT64_MIN, 0, NULL, NULL};
+    int rc;
+    if (c->jobs.count > 1 && report->num_ranks > 1) {
+        if (!c->jobs_started) {
+            c->jobs_started = 1;
+            if (sp_report_jobs_start(&c->jobs, report, opt) != 0) {
+                snprintf(err, errlen, "cannot start the report's worker processes");
+                return -1;
+            }
+        }
+        rc = sp_report_jobs_next(&c->jobs, c->next_rank++, out, &extra, c->why, c->whylen);
+    } else {
+        rc = stream_one_rank(c, report, opt, rank, out, &extra, c->why, c->whylen);
+    }
+    if (rc == 0 && absorb(c, rank, &extra) != 0)
+        rc = -1;
+    free(extra.thread_calls);
+    free(extra.thread_busy);
+    if (rc != 0) {
+        sp_rank_result_free(out);
+        if (rc > 0)
+            c->fallback = 1;
+        snprintf(err, errlen, rc > 0 ? "%s" : "out of memory while building the report",
+                 c->why);
+        return -1;
+    }
+    return 0;
+}
+
+static int64_t wall_streamed(void *ctx, const sp_report *report, const sp_report_options *opt,
+                             const rank_index *ix)
+{
+    const stream_ctx *c = ctx;
+    (void)report;
+    (void)opt;
+    (void)ix;
+    return c->last_end >= c->first_start ? c->last_end - c->first_start : -1;
+}
+
+static void thread_calls_streamed(void *ctx, uint32_t rank, uint64_t *counts, int64_t *busy,
+                                  size_t num_counts)
+{
+    const stream_ctx *c = ctx;
+    memset(counts, 0, num_counts * sizeof *counts);
+    memset(busy, 0, num_counts * sizeof *busy);
+    for (size_t k = 0; k < c->num_threads; k++) {
+        const thread_counts *t = &c->threads[k];
+        if (t->rank != rank)
+            continue;
+        for (size_t i = 0; i < t->n && i < num_counts; i++) {
+            counts[i] = t->calls[i];
+            busy[i] = t->busy[i];
+        }
+    }
+}
+
+static int64_t seconds_to_ns(double s)
+{
+    double ns = s * 1e9;
+    if (ns > 9.2e18)
+        return INT64_MAX;
+    if (ns < -9.2e18)
+        return INT64_MIN;
+    return (int64_t)llround(ns);
+}
+
+static int ignore_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
+{
+    (void)ctx;
+    (void)call;
+    *user = parent;
+    return 0;
+}
+
+static int ignore_exit(void *ctx, const sp_stream_call *call, int64_t user)
+{
+    (void)ctx;
+    (void)call;
+    (void)user;
+    return 0;
+}
+
+/* The in-memory reader checks every rank of a file, selected or not: so
+ * does the streamed path, without building anything.  0, or 1 (why set). */
+static int check_unselected_ranks(const sp_run_source *src, const sp_report *report, char *why,
+                                  size_t whylen)
+{
+    const sp_profile *p = src->profile;
+    uint32_t last = UINT32_MAX;
+    for (size_t r = 0; r < p->num_rows; r++) {
+        uint32_t rank = p->rows[r].rank;
+        if (rank == last)
+            continue;
+        last = rank;
+        int selected = 0;
+        for (size_t k = 0; k < report->num_ranks && !selected; k++)
+            selected = report->ranks[k] == rank;
+        if (selected)
+            continue;
+        long file = file_of_rank(src, rank);
+        int rc;
+        if (file >= 0 && src->shapes[file].has_fork) {
+            /* fork parent ids are checked by the reader only */
+            char err[1024];
+            sp_profile *full = sp_h5_read(src->paths[file], err, sizeof err);
+            rc = full ? 0 : 1;
+            if (full)
+                sp_profile_free(full);
+            else
+                snprintf(why, whylen, "%s", err);
+        } else {
+            sp_call_visitor none = {ignore_enter, ignore_exit, NULL};
+            sp_rank_stream_info info;
+            rc = sp_stream_rank(src, rank, 0, &none, &info, why, whylen);
+            sp_rank_stream_info_free(&info);
+        }
+        if (rc != 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* What the streamed path does not do yet (docs/stream.md). */
+static const char *not_streamed(const sp_run_source *src, const sp_report_options *opt)
+{
+    const sp_selection *sel = opt->selection;
+    if (opt->per_lane)
+        return "per-lane trees (--lanes)";
+    if (opt->on_rank)
+        return "per-call collection";
+    int64_t start;
+    if (sel && (sel->has_from || sel->has_to) &&
+        sp_profile_meta_int(src->profile, "start_time_ns", &start) != 0)
+        return "--from / --to without metadata start_time_ns (the origin is the first event)";
+    return sp_run_source_unstreamable(src);
+}
+
+int sp_report_build_stream(const sp_run_source *src, const sp_report_options *options,
+                           sp_report *out, char *why, size_t whylen)
+{
+    static const sp_report_options defaults = {0};
+    const sp_report_options *opt = options ? options : &defaults;
+    const sp_profile *profile = src->profile;
+    const char *reason = not_streamed(src, opt);
+    if (reason) {
+        snprintf(why, whylen, "%s", reason);
+        memset(out, 0, sizeof *out);
+        return 1;
+    }
+    stream_ctx c = {.src = src, .first_start = INT64_MAX, .last_end = INT64_MIN, .why = why,
+                    .whylen = whylen};
+    c.jobs = (sp_report_jobs){.count = opt->jobs, .compute = stream_one_rank, .ctx = &c};
+    c.region_keep = malloc(profile->num_names ? profile->num_names : 1);
+    if (!c.region_keep) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    for (size_t r = 0; r < profile->num_names; r++)
+        c.region_keep[r] =
+            (unsigned char)sp_selection_keeps_region(opt->selection, profile->names[r]);
+    const sp_selection *sel = opt->selection;
+    c.min_duration = sel && sel->has_min_duration ? seconds_to_ns(sel->min_duration_s)
+                                                  : INT64_MIN;
+    c.sel = sel;
+    c.window = sel && (sel->has_from || sel->has_to);
+    int64_t origin = sp_profile_origin_ns(profile);
+    c.from = sel && sel->has_from ? origin + seconds_to_ns(sel->from_s) : INT64_MIN;
+    c.to = sel && sel->has_to ? origin + seconds_to_ns(sel->to_s) : INT64_MAX;
+    /* report.c's run_wall rounds without clamping */
+    c.wall_from = sel && sel->has_from ? origin + (int64_t)llround(sel->from_s * 1e9) : INT64_MIN;
+    c.wall_to = sel && sel->has_to ? origin + (int64_t)llround(sel->to_s * 1e9) : INT64_MAX;
+    sp_report_source source = {rank_tree_streamed, wall_streamed, thread_calls_streamed, &c};
+    char err[1024];
+    int rc = sp_report_build_from(profile, opt, &source, out, err, sizeof err);
+    if (rc != 0)
+        snprintf(why, whylen, "%s", err);
+    if (rc == 0 && check_unselected_ranks(src, out, why, whylen) != 0) {
+        sp_report_free(out);
+        rc = -1;
+        c.fallback = 1;
+    }
+    if (c.jobs_started)
+        sp_report_jobs_stop(&c.jobs);
+    free(c.region_keep);
+    free(c.lanes);
+    for (size_t k = 0; k < c.num_threads; k++) {
+        free(c.threads[k].calls);
+        free(c.threads[k].busy);
+    }
+    free(c.threads);
+    return rc == 0 ? 0 : c.fallback ? 1 : -1;
+}

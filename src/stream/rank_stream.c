@@ -1,0 +1,793 @@
+/* rank_stream.c - one rank's calls from windows of its event columns,
+ * reconstructed per lane with a stack of open calls.
+ *
+ * Rows are stored by region, so time order needs a merge.  Pass 1 reads
+ * start and duration of every row once and cuts it into runs: maximal
+ * stretches of one row already in reconstruction order (start ascending,
+ * longer first).  Pass 2 merges the runs through a heap keyed by (start,
+ * end descending, run order); runs follow the file order, so ties keep it,
+ * exactly the stable sort of spec §5.2.  Every run reads through its own
+ * window.  Every check the in-memory reader and reconstruction make on
+ * events is made on the way; a failure returns 1 and the caller redoes the
+ * work in memory, which words the message. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scopeprof/analysis.h"
+#include "scopeprof/callstack.h"
+#include "scopeprof/stream.h"
+
+/* Memory allowed for the runs of one rank (windows, records, cursors, heap)
+ * before handing the rank to the in-memory path. */
+#define RUN_WINDOW_BUDGET ((size_t)96 << 20)
+#define MIN_WINDOW 1024
+#define MAX_WINDOW ((size_t)1 << 16)
+/* Thread indices counted for the thread table. */
+#define MAX_THREAD_SLOTS ((size_t)1 << 20)
+
+typedef struct run {
+    uint64_t begin, end;      /* event positions in the file */
+    uint64_t row_offset;      /* first event of the run's row */
+    uint32_t region;
+    int omp_parallel;         /* region is "omp parallel" (thread busy time) */
+    size_t slot;              /* the row's entry in stream_state.checks */
+    int64_t first_start;      /* decoded absolute start of event `begin` */
+    int64_t last_start;       /* pass 1: start of the last event seen */
+    int ends_known;           /* pass 1: the last event's end was read */
+} run;
+
+typedef struct cursor {
+    uint64_t pos;             /* next event */
+    uint64_t base;            /* first event in the window */
+    size_t len;               /* events in the window */
+    int64_t prev_start;
+    int64_t *col[SP_H5_COL_N];
+    int64_t start, end;       /* of event pos (decoded) */
+} cursor;
+
+typedef struct open_call {
+    sp_stream_call call;
+    int64_t call_id;
+    int64_t child_sum;
+    int64_t user;
+    long kept_above;          /* stack index of the nearest kept ancestor, -1 none */
+    int kept;
+} open_call;
+
+typedef struct lane_stack {
+    int64_t lane;
+    open_call *calls;
+    size_t depth, cap;
+} lane_stack;
+
+typedef struct row_check row_check;
+typedef struct heap_node heap_node;
+
+typedef struct stream_state {
+    const sp_run_source *src;
+    const sp_h5_event_shape *shape;
+    sp_h5_event_reader *reader;
+    uint32_t rank;
+    int64_t offset;
+    size_t window;
+    run *runs;
+    size_t num_runs, runs_cap;
+    cursor *cursors;
+    int64_t *slab;            /* every cursor's windows */
+    heap_node *heap;
+    size_t heap_len;
+    lane_stack *lanes;
+    size_t num_lanes, lanes_cap;
+    size_t last_lane;
+    /* stored call ids: uniqueness within the rank */
+    unsigned char *seen_ids;
+    uint64_t seen_span, seen_limit;
+    uint64_t with_ids;
+    /* thread ids the thread / task tables list for this rank */
+    int64_t *thread_keys, *task_keys;
+    size_t num_thread_keys, num_task_keys;
+    row_check *checks;        /* per row of the rank */
+    size_t num_checks;
+    const sp_call_visitor *visitor;
+    sp_rank_stream_info *info;
+    char *why;
+    size_t whylen;
+    int visitor_failed;
+    int scattered;            /* too many runs: replayed from memory */
+} stream_state;
+
+static int give_up(stream_state *st, const char *what)
+{
+    snprintf(st->why, st->whylen, "rank %u: %s", st->rank, what);
+    return 1;
+}
+
+static int64_t wrap_add(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorted ids of the rank's lane table rows; duplicates are a reader problem. */
+static int lane_keys(stream_state *st)
+{
+    const sp_profile *p = st->src->profile;
+    st->thread_keys = malloc((p->num_threads + 1) * sizeof *st->thread_keys);
+    st->task_keys = malloc((p->num_tasks + 1) * sizeof *st->task_keys);
+    if (!st->thread_keys || !st->task_keys)
+        return give_up(st, "out of memory");
+    for (size_t i = 0; i < p->num_threads; i++)
+        if (p->threads[i].rank == st->rank)
+            st->thread_keys[st->num_thread_keys++] = p->threads[i].index;
+    for (size_t i = 0; i < p->num_tasks; i++)
+        if (p->tasks[i].rank == st->rank)
+            st->task_keys[st->num_task_keys++] = p->tasks[i].index;
+    qsort(st->thread_keys, st->num_thread_keys, sizeof *st->thread_keys, cmp_i64);
+    qsort(st->task_keys, st->num_task_keys, sizeof *st->task_keys, cmp_i64);
+    for (size_t i = 1; i < st->num_thread_keys; i++)
+        if (st->thread_keys[i] == st->thread_keys[i - 1])
+            return give_up(st, "thread_table lists an index twice");
+    for (size_t i = 1; i < st->num_task_keys; i++)
+        if (st->task_keys[i] == st->task_keys[i - 1])
+            return give_up(st, "task_table lists an index twice");
+    return 0;
+}
+
+static size_t window_end(const stream_state *st, uint64_t pos, uint64_t end)
+{
+    uint64_t next = (pos / st->window + 1) * st->window;
+    return (size_t)((next < end ? next : end) - pos);
+}
+
+/* ---- pass 1: runs, summary statistics, wall ------------------------------ */
+
+/* What a run costs besides its windows: its record, cursor and heap entry. */
+#define RUN_OVERHEAD (sizeof(run) + sizeof(cursor) + 3 * sizeof(int64_t))
+
+static int add_run(stream_state *st, const run *r)
+{
+    if ((st->num_runs + 1) * RUN_OVERHEAD > RUN_WINDOW_BUDGET)
+        return -1;
+    if (st->num_runs == st->runs_cap) {
+        size_t cap = st->runs_cap ? 2 * st->runs_cap : 64;
+        run *grown = realloc(st->runs, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        st->runs = grown;
+        st->runs_cap = cap;
+    }
+    st->runs[st->num_runs++] = *r;
+    return 0;
+}
+
+/* Pass 1 reads starts only; ends only for windows where two neighbours
+ * start together (the tie rule needs them), the rest is checked in pass 2. */
+static int scan_row(stream_state *st, const sp_row *row, size_t slot, int64_t *buf)
+{
+    const sp_h5_event_shape *sh = st->shape;
+    int64_t *raw_s = buf, *raw_e = buf + st->window;
+    const char *name = st->src->profile->names[row->region];
+    run cur = {.row_offset = row->offset, .region = row->region, .slot = slot,
+               .omp_parallel = !strcmp(name, "omp parallel")};
+    int64_t prev_s = 0, prev_e = 0;
+    uint64_t end = row->offset + row->count;
+    for (uint64_t pos = row->offset; pos < end;) {
+        size_t n = window_end(st, pos, end);
+        if (sp_h5_event_reader_read(st->reader, SP_H5_COL_START, pos, n, raw_s))
+            return give_up(st, "event columns cannot be read");
+        int ties = 0;
+        for (size_t i = 0; i < n; i++) {
+            int64_t s = sh->deltas && pos + i > row->offset ? wrap_add(prev_s, raw_s[i])
+                                                            : raw_s[i];
+            raw_s[i] = s;
+            ties |= (pos + i > row->offset && s == prev_s);
+            prev_s = s;
+        }
+        if (ties && sp_h5_event_reader_read(st->reader, SP_H5_COL_SECOND, pos, n, raw_e))
+            return give_up(st, "event columns cannot be read");
+        prev_s = pos > row->offset ? cur.last_start : 0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t e = pos + i;
+            int64_t s = raw_s[i];
+            int64_t t = ties ? (sh->deltas ? wrap_add(s, raw_e[i]) : raw_e[i]) : 0;
+            /* A new run where the row leaves reconstruction order. */
+            if (e == row->offset || s < prev_s ||
+                (s == prev_s && (t > prev_e || !cur.ends_known))) {
+                if (e > row->offset) {
+                    cur.end = e;
+                    if (add_run(st, &cur)) {
+                        st->scattered = 1;
+                        return give_up(st, "too many runs of sorted calls to merge in "
+                                           "bounded memory");
+                    }
+                }
+                cur.begin = e;
+                cur.first_start = s;
+            }
+            prev_s = s;
+            prev_e = t;
+            cur.ends_known = ties;
+        }
+        cur.last_start = prev_s;
+        pos += n;
+    }
+    if (row->count) {
+        cur.end = end;
+        if (add_run(st, &cur)) {
+            st->scattered = 1;
+            return give_up(st, "too many runs of sorted calls to merge in bounded memory");
+        }
+    }
+    st->info->calls += row->count;
+    return 0;
+}
+
+/* The row statistics the reader checks against the events, accumulated in
+ * merge order (none of them depends on it). */
+struct row_check {
+    const sp_row *row;
+    int started;
+    int64_t total, minimum, maximum, start_minimum, end_maximum;
+    uint64_t gpu_count;
+};
+
+static void row_check_add(row_check *c, int64_t s, int64_t e, int64_t gpu)
+{
+    int64_t d = (int64_t)((uint64_t)e - (uint64_t)s);
+    if (!c->started) {
+        c->started = 1;
+        c->minimum = c->maximum = d;
+        c->start_minimum = s;
+        c->end_maximum = e;
+    }
+    c->total = wrap_add(c->total, d);
+    if (d < c->minimum)
+        c->minimum = d;
+    if (d > c->maximum)
+        c->maximum = d;
+    if (s < c->start_minimum)
+        c->start_minimum = s;
+    if (e > c->end_maximum)
+        c->end_maximum = e;
+    c->gpu_count += gpu >= 0;
+}
+
+static int row_check_agrees(const row_check *c)
+{
+    const sp_summary_stats *s = &c->row->stats;
+    return !c->started ||
+           (s->total == c->total && s->minimum == c->minimum && s->maximum == c->maximum &&
+            s->start_minimum == c->start_minimum && s->end_maximum == c->end_maximum &&
+            s->gpu_count == c->gpu_count);
+}
+
+/* ---- pass 2: merge --------------------------------------------------------- */
+
+static int cursor_fill(stream_state *st, size_t k)
+{
+    cursor *c = &st->cursors[k];
+    const run *r = &st->runs[k];
+    size_t n = window_end(st, c->pos, r->end);
+    for (int col = 0; col < SP_H5_COL_N; col++)
+        if (c->col[col] && sp_h5_event_reader_read(st->reader, col, c->pos, n, c->col[col]))
+            return -1;
+    c->base = c->pos;
+    c->len = n;
+    return 0;
+}
+
+/* Decode the event at c->pos (its window loaded). */
+static void cursor_decode(stream_state *st, size_t k)
+{
+    cursor *c = &st->cursors[k];
+    const run *r = &st->runs[k];
+    size_t i = (size_t)(c->pos - c->base);
+    int64_t s = c->pos == r->begin ? r->first_start
+                : st->shape->deltas ? wrap_add(c->prev_start, c->col[SP_H5_COL_START][i])
+                                    : c->col[SP_H5_COL_START][i];
+    c->start = s;
+    c->end = st->shape->deltas ? wrap_add(s, c->col[SP_H5_COL_SECOND][i])
+                               : c->col[SP_H5_COL_SECOND][i];
+    c->prev_start = s;
+}
+
+/* Heap entries carry their keys: the merge compares them once per call. */
+struct heap_node {
+    int64_t start, end;
+    size_t run;
+};
+
+static int before(const heap_node *x, const heap_node *y)
+{
+    if (x->start != y->start)
+        return x->start < y->start;
+    if (x->end != y->end)
+        return x->end > y->end;
+    return x->run < y->run;
+}
+
+static void sift_down(heap_node *h, size_t n, size_t i)
+{
+    heap_node moving = h[i];
+    for (;;) {
+        size_t l = 2 * i + 1;
+        if (l >= n)
+            break;
+        size_t best = l + 1 < n && before(&h[l + 1], &h[l]) ? l + 1 : l;
+        if (!before(&h[best], &moving))
+            break;
+        h[i] = h[best];
+        i = best;
+    }
+    h[i] = moving;
+}
+
+static lane_stack *lane_of(stream_state *st, int64_t lane)
+{
+    if (st->num_lanes && st->lanes[st->last_lane].lane == lane)
+        return &st->lanes[st->last_lane];
+    for (size_t i = 0; i < st->num_lanes; i++)
+        if (st->lanes[i].lane == lane) {
+            st->last_lane = i;
+            return &st->lanes[i];
+        }
+    if (st->num_lanes == st->lanes_cap) {
+        size_t cap = st->lanes_cap ? 2 * st->lanes_cap : 8;
+        lane_stack *grown = realloc(st->lanes, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        st->lanes = grown;
+        st->lanes_cap = cap;
+    }
+    st->lanes[st->num_lanes] = (lane_stack){.lane = lane};
+    st->last_lane = st->num_lanes;
+    return &st->lanes[st->num_lanes++];
+}
+
+static int pop(stream_state *st, lane_stack *ls)
+{
+    open_call *c = &ls->calls[--ls->depth];
+    if (!c->kept)
+        return 0;
+    int64_t duration = c->call.end - c->call.start;
+    c->call.exclusive = duration - c->child_sum;
+    if (c->kept_above >= 0)
+        ls->calls[c->kept_above].child_sum += duration;
+    if (st->visitor->exit(st->visitor->ctx, &c->call, c->user) != 0) {
+        st->visitor_failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+static int check_lane_id(const int64_t *keys, size_t n, int64_t id)
+{
+    return id == -1 || (id >= 0 && bsearch(&id, keys, n, sizeof id, cmp_i64));
+}
+
+static int note_call_id(stream_state *st, int64_t id)
+{
+    if (id < 0)
+        return give_up(st, "some calls have no stored call id");
+    if ((uint64_t)id >= st->seen_span) {
+        uint64_t span = st->seen_span ? st->seen_span : 64;
+        while (span <= (uint64_t)id)
+            span *= 2;
+        if (span > st->seen_limit)
+            return give_up(st, "call ids too sparse to check in bounded memory");
+        unsigned char *grown = realloc(st->seen_ids, (size_t)(span / 8));
+        if (!grown)
+            return give_up(st, "out of memory");
+        memset(grown + st->seen_span / 8, 0, (size_t)((span - st->seen_span) / 8));
+        st->seen_ids = grown;
+        st->seen_span = span;
+    }
+    unsigned char bit = (unsigned char)(1u << (id & 7));
+    if (st->seen_ids[id >> 3] & bit)
+        return give_up(st, "a call id appears twice");
+    st->seen_ids[id >> 3] |= bit;
+    st->with_ids++;
+    return 0;
+}
+
+static int count_thread(stream_state *st, int64_t t, int64_t busy)
+{
+    sp_rank_stream_info *info = st->info;
+    if (t < 0)
+        return 0;
+    if ((uint64_t)t >= MAX_THREAD_SLOTS)
+        return give_up(st, "thread index too large to count");
+    if ((size_t)t >= info->num_thread_slots) {
+        size_t n = info->num_thread_slots ? info->num_thread_slots : 16;
+        while (n <= (size_t)t)
+            n *= 2;
+        uint64_t *calls = realloc(info->thread_calls, n * sizeof *calls);
+        if (calls)
+            info->thread_calls = calls;
+        int64_t *b = calls ? realloc(info->thread_busy, n * sizeof *b) : NULL;
+        if (!b)
+            return give_up(st, "out of memory");
+        info->thread_busy = b;
+        memset(calls + info->num_thread_slots, 0, (n - info->num_thread_slots) * sizeof *calls);
+        memset(b + info->num_thread_slots, 0, (n - info->num_thread_slots) * sizeof *b);
+        info->num_thread_slots = n;
+    }
+    info->thread_calls[t]++;
+    info->thread_busy[t] += busy;
+    return 0;
+}
+
+/* One call, in reconstruction order. */
+static int visit(stream_state *st, size_t k)
+{
+    const sp_h5_event_shape *sh = st->shape;
+    cursor *c = &st->cursors[k];
+    const run *r = &st->runs[k];
+    size_t i = (size_t)(c->pos - c->base);
+    int64_t thread = sh->has[SP_H5_COL_THREAD] ? c->col[SP_H5_COL_THREAD][i] : -1;
+    int64_t task = sh->has[SP_H5_COL_TASK] ? c->col[SP_H5_COL_TASK][i] : -1;
+    int64_t call_id = sh->has[SP_H5_COL_CALL] ? c->col[SP_H5_COL_CALL][i] : -1;
+    int64_t parent_id = sh->has[SP_H5_COL_PARENT] ? c->col[SP_H5_COL_PARENT][i] : -1;
+    const sp_profile *p = st->src->profile;
+    if (c->end < c->start)
+        return give_up(st, "a recorded call ends before it starts");
+    if (c->start - st->offset < st->info->first_start)
+        st->info->first_start = c->start - st->offset;
+    if (c->end - st->offset > st->info->last_end)
+        st->info->last_end = c->end - st->offset;
+    if (sh->has_stats)
+        row_check_add(&st->checks[r->slot], c->start, c->end,
+                      sh->has[SP_H5_COL_GPU] ? c->col[SP_H5_COL_GPU][i] : -1);
+    if (sh->has[SP_H5_COL_THREAD] && p->has_thread_table &&
+        !check_lane_id(st->thread_keys, st->num_thread_keys, thread))
+        return give_up(st, "a thread id the thread table does not list");
+    if (sh->has[SP_H5_COL_TASK] && p->has_task_table &&
+        !check_lane_id(st->task_keys, st->num_task_keys, task))
+        return give_up(st, "a task id the task table does not list");
+    if (sh->has[SP_H5_COL_CALL] && note_call_id(st, call_id))
+        return 1;
+    if (sh->has[SP_H5_COL_THREAD] &&
+        count_thread(st, thread,
+                     r->omp_parallel && st->src->any_parent && parent_id < 0
+                         ? c->end - c->start
+                         : 0))
+        return 1;
+
+    int64_t lane = st->src->any_thread ? sp_lane_id(thread, task) : -1;
+    int64_t select_lane =
+        st->src->any_thread || st->src->any_task ? sp_lane_id(thread, task) : -1;
+    lane_stack *ls = lane_of(st, lane);
+    if (!ls)
+        return give_up(st, "out of memory");
+    int64_t s = c->start, e = c->end;
+    /* Close what ended before this call starts (doubled timestamps of
+     * spec §5.2: a zero-length call is still open at its own time). */
+    while (ls->depth) {
+        const open_call *top = &ls->calls[ls->depth - 1];
+        if (!(top->call.end + st->offset < s ||
+              (top->call.end + st->offset == s && top->call.start != top->call.end)))
+            break;
+        if (pop(st, ls))
+            return -1;
+    }
+    const open_call *parent = ls->depth ? &ls->calls[ls->depth - 1] : NULL;
+    if (parent && e - st->offset > parent->call.end)
+        return give_up(st, "recorded calls are not properly nested");
+    if (sh->has[SP_H5_COL_CALL] && st->src->any_parent &&
+        parent_id != (parent ? parent->call_id : -1))
+        return give_up(st, "stored parent ids disagree with the recorded times");
+    long kept_above = -1;
+    if (parent)
+        kept_above = parent->kept ? (long)ls->depth - 1 : parent->kept_above;
+    /* (parent points into the stack: not used below the growth) */
+    if (ls->depth == ls->cap) {
+        size_t cap = ls->cap ? 2 * ls->cap : 64;
+        open_call *grown = realloc(ls->calls, cap * sizeof *grown);
+        if (!grown)
+            return give_up(st, "out of memory");
+        ls->calls = grown;
+        ls->cap = cap;
+    }
+    open_call *oc = &ls->calls[ls->depth];
+    *oc = (open_call){
+        .call = {.region = r->region, .depth = (uint32_t)ls->depth, .lane = lane,
+                 .select_lane = select_lane,
+                 .call_index = c->pos - r->row_offset, .start = s - st->offset,
+                 .end = e - st->offset},
+        .call_id = call_id,
+        .kept_above = kept_above,
+    };
+    int64_t parent_user = kept_above >= 0 ? ls->calls[kept_above].user : -1;
+    int keep = st->visitor->enter(st->visitor->ctx, &oc->call, parent_user, &oc->user);
+    if (keep < 0) {
+        st->visitor_failed = 1;
+        return -1;
+    }
+    oc->kept = keep;
+    ls->depth++;
+    return 0;
+}
+
+/* Columns pass 2 reads: GPU durations only for the statistics check. */
+static int wanted(const sp_h5_event_shape *sh, int col)
+{
+    return sh->has[col] && (col != SP_H5_COL_GPU || sh->has_stats);
+}
+
+static int merge_runs(stream_state *st)
+{
+    const sp_h5_event_shape *sh = st->shape;
+    size_t cols = 0;
+    for (int col = 0; col < SP_H5_COL_N; col++)
+        cols += wanted(sh, col);
+    /* A run's window never exceeds the run: many short rows cost their size. */
+    size_t values;
+    for (;;) {
+        values = 0;
+        for (size_t k = 0; k < st->num_runs; k++) {
+            uint64_t len = st->runs[k].end - st->runs[k].begin;
+            values += cols * (size_t)(len < st->window ? len : st->window);
+        }
+        if (values * sizeof(int64_t) + st->num_runs * RUN_OVERHEAD <= RUN_WINDOW_BUDGET ||
+            st->window <= MIN_WINDOW)
+            break;
+        st->window /= 2;
+    }
+    st->scattered = values * sizeof(int64_t) + st->num_runs * RUN_OVERHEAD > RUN_WINDOW_BUDGET;
+    if (st->scattered)
+        return give_up(st, "too many runs of sorted calls to merge in bounded memory");
+    st->cursors = calloc(st->num_runs + 1, sizeof *st->cursors);
+    st->slab = malloc((values + 1) * sizeof *st->slab);
+    st->heap = malloc((st->num_runs + 1) * sizeof *st->heap);
+    if (!st->cursors || !st->slab || !st->heap)
+        return give_up(st, "out of memory");
+    int64_t *next = st->slab;
+    for (size_t k = 0; k < st->num_runs; k++) {
+        cursor *c = &st->cursors[k];
+        uint64_t len = st->runs[k].end - st->runs[k].begin;
+        for (int col = 0; col < SP_H5_COL_N; col++)
+            if (wanted(sh, col)) {
+                c->col[col] = next;
+                next += len < st->window ? len : st->window;
+            }
+        c->pos = st->runs[k].begin;
+        if (cursor_fill(st, k))
+            return give_up(st, "event columns cannot be read");
+        cursor_decode(st, k);
+        st->heap[st->heap_len++] = (heap_node){c->start, c->end, k};
+    }
+    for (size_t i = st->heap_len / 2; i-- > 0;)
+        sift_down(st->heap, st->heap_len, i);
+    while (st->heap_len) {
+        size_t k = st->heap[0].run;
+        int rc = visit(st, k);
+        if (rc)
+            return rc;
+        cursor *c = &st->cursors[k];
+        if (++c->pos == st->runs[k].end) {
+            st->heap[0] = st->heap[--st->heap_len];
+        } else {
+            if (c->pos == c->base + c->len && cursor_fill(st, k))
+                return give_up(st, "event columns cannot be read");
+            cursor_decode(st, k);
+            st->heap[0].start = c->start;
+            st->heap[0].end = c->end;
+        }
+        sift_down(st->heap, st->heap_len, 0);
+    }
+    for (size_t l = 0; l < st->num_lanes; l++)
+        while (st->lanes[l].depth)
+            if (pop(st, &st->lanes[l]))
+                return -1;
+    if (sh->has[SP_H5_COL_CALL] && st->src->any_parent && st->with_ids &&
+        st->with_ids < st->info->calls)
+        return give_up(st, "call ids stored for only some calls");
+    for (size_t r = 0; sh->has_stats && r < st->num_checks; r++)
+        if (!row_check_agrees(&st->checks[r]))
+            return give_up(st, "summary_statistics disagree with the events");
+    return 0;
+}
+
+/* ---- a rank too scattered to merge: sorted in memory, then replayed ------- *
+ *
+ * Rows far out of time order (millions of runs) would cost more in windows
+ * than the rank's calls: the rank's file is read whole (sp_h5_read, which
+ * makes the reader's checks), the rank reconstructed in memory
+ * (sp_rank_calls, which refuses what does not nest), and its calls handed
+ * to the visitor in the same order.  Exits come after every enter (the
+ * exclusive times are known by then). */
+static int replay_in_memory(stream_state *st, const char *path)
+{
+    /* The file alone must read as it does within the run. */
+    const sp_h5_event_shape *sh = st->shape;
+    if (st->src->any_thread != sh->has[SP_H5_COL_THREAD] ||
+        st->src->any_task != sh->has[SP_H5_COL_TASK] ||
+        st->src->any_parent != sh->has[SP_H5_COL_PARENT])
+        return give_up(st, "files of the run with other lane or parent columns");
+    char err[1024];
+    sp_profile *full = sp_h5_read(path, err, sizeof err);
+    if (!full)
+        return give_up(st, "the file has a problem the reader reports");
+    sp_calls calls;
+    if (sp_rank_calls(full, st->rank, &calls, err, sizeof err) != 0) {
+        sp_profile_free(full);
+        return give_up(st, "the rank does not reconstruct in memory");
+    }
+    int rc = 0;
+    size_t n = calls.n;
+    uint32_t *region = malloc((full->num_names + 1) * sizeof *region);
+    int64_t *user = malloc((n + 1) * sizeof *user), *kept_above = malloc((n + 1) * sizeof *kept_above);
+    int64_t *child_sum = calloc(n + 1, sizeof *child_sum);
+    unsigned char *kept = malloc(n + 1);
+    if (!region || !user || !kept_above || !child_sum || !kept)
+        rc = give_up(st, "out of memory");
+    /* the run's region ids (names interned in the run's order) */
+    sp_profile *skeleton = (sp_profile *)st->src->profile;
+    for (size_t r = 0; rc == 0 && r < full->num_names; r++) {
+        int64_t id = sp_profile_intern_name(skeleton, full->names[r]);
+        if (id < 0)
+            rc = give_up(st, "out of memory");
+        else
+            region[r] = (uint32_t)id;
+    }
+    /* sp_rank_calls put the calls on the file's own clock offset: the shift
+     * to the run's is read off one call (input positions follow the rows of
+     * the rank in file order, events in row order). */
+    int64_t shift = 0;
+    if (rc == 0 && n) {
+        uint64_t pos = calls.input_pos[0], seen = 0;
+        for (size_t r = 0; r < full->num_rows; r++) {
+            const sp_row *row = &full->rows[r];
+            if (row->rank != st->rank)
+                continue;
+            if (pos < seen + row->count) {
+                int64_t raw = full->start[row->offset + (pos - seen)];
+                shift = (raw - calls.start[0]) - st->offset;
+                break;
+            }
+            seen += row->count;
+        }
+    }
+    sp_rank_stream_info *info = st->info;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        int64_t p = calls.parent[i];
+        kept_above[i] = p < 0 ? -1 : kept[p] ? p : kept_above[p];
+        sp_stream_call call = {.region = region[calls.region[i]], .depth = calls.depth[i],
+                               .lane = calls.lane ? calls.lane[i] : -1,
+                               .call_index = calls.call_index[i],
+                               .start = calls.start[i] + shift, .end = calls.end[i] + shift};
+        call.select_lane = call.lane;
+        if (call.start < info->first_start)
+            info->first_start = call.start;
+        if (call.end > info->last_end)
+            info->last_end = call.end;
+        int keep = st->visitor->enter(st->visitor->ctx, &call,
+                                      kept_above[i] >= 0 ? user[kept_above[i]] : -1, &user[i]);
+        if (keep < 0) {
+            st->visitor_failed = 1;
+            rc = -1;
+        }
+        kept[i] = keep > 0;
+        if (kept[i] && kept_above[i] >= 0)
+            child_sum[kept_above[i]] += calls.end[i] - calls.start[i];
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (!kept[i])
+            continue;
+        int64_t duration = calls.end[i] - calls.start[i];
+        sp_stream_call call = {.region = region[calls.region[i]], .depth = calls.depth[i],
+                               .lane = calls.lane ? calls.lane[i] : -1,
+                               .call_index = calls.call_index[i],
+                               .start = calls.start[i] + shift, .end = calls.end[i] + shift,
+                               .exclusive = duration - child_sum[i]};
+        if (st->visitor->exit(st->visitor->ctx, &call, user[i]) != 0) {
+            st->visitor_failed = 1;
+            rc = -1;
+        }
+    }
+    /* thread table counts, as report_lanes.c takes them from the columns */
+    for (size_t r = 0; rc == 0 && full->thread_ids && r < full->num_rows; r++) {
+        const sp_row *row = &full->rows[r];
+        if (row->rank != st->rank)
+            continue;
+        int omp = row->region < full->num_names && full->parent_ids &&
+                  !strcmp(full->names[row->region], "omp parallel");
+        for (uint64_t e = row->offset; rc == 0 && e < row->offset + row->count; e++)
+            rc = count_thread(st, full->thread_ids[e],
+                              omp && full->parent_ids[e] < 0 ? full->end[e] - full->start[e]
+                                                             : 0);
+    }
+    info->calls = n;
+    free(region);
+    free(user);
+    free(kept_above);
+    free(child_sum);
+    free(kept);
+    sp_calls_free(&calls);
+    sp_profile_free(full);
+    return rc;
+}
+
+void sp_rank_stream_info_free(sp_rank_stream_info *info)
+{
+    free(info->thread_calls);
+    free(info->thread_busy);
+    memset(info, 0, sizeof *info);
+}
+
+int sp_stream_rank(const sp_run_source *src, uint32_t rank, int64_t clock_offset,
+                   const sp_call_visitor *visitor, sp_rank_stream_info *info, char *why,
+                   size_t whylen)
+{
+    memset(info, 0, sizeof *info);
+    info->first_start = INT64_MAX;
+    info->last_end = INT64_MIN;
+    stream_state st = {.src = src, .rank = rank, .offset = clock_offset, .visitor = visitor,
+                       .info = info, .why = why, .whylen = whylen};
+    const sp_profile *p = src->profile;
+    long file = -1;
+    for (size_t r = 0; r < p->num_rows && file < 0; r++)
+        if (p->rows[r].rank == rank)
+            file = (long)src->row_file[r];
+    if (file < 0)
+        return 0;
+    st.shape = &src->shapes[file];
+    uint64_t chunk = st.shape->chunk;
+    st.window = chunk && chunk <= 2 * MAX_WINDOW ? (size_t)chunk : MAX_WINDOW;
+    if (st.window < MIN_WINDOW)
+        st.window = MIN_WINDOW;
+    /* Ids are 0..n-1 in files we and the Python package write; a bitmap of
+     * up to 8 bits per event (or 1 MiB) keeps the check bounded. */
+    st.seen_limit = 8 * st.shape->num_events + ((uint64_t)8 << 20);
+    int64_t *buf = malloc(2 * st.window * sizeof *buf);
+    int rc = buf ? lane_keys(&st) : give_up(&st, "out of memory");
+    if (rc == 0) {
+        size_t cache = chunk > st.window ? (size_t)chunk * 8 * 8 : (size_t)4 << 20;
+        char err[256];
+        st.reader = sp_h5_event_reader_open(src->paths[file], st.shape, cache, err, sizeof err);
+        if (!st.reader)
+            rc = give_up(&st, "event columns cannot be opened");
+    }
+    size_t rows = 0;
+    for (size_t r = 0; r < p->num_rows; r++)
+        rows += p->rows[r].rank == rank;
+    st.checks = calloc(rows + 1, sizeof *st.checks);
+    if (rc == 0 && !st.checks)
+        rc = give_up(&st, "out of memory");
+    for (size_t r = 0; rc == 0 && r < p->num_rows; r++)
+        if (p->rows[r].rank == rank && src->row_file[r] == (size_t)file) {
+            st.checks[st.num_checks].row = &p->rows[r];
+            rc = scan_row(&st, &p->rows[r], st.num_checks++, buf);
+        }
+    free(buf);
+    if (rc == 0 && st.num_runs)
+        rc = merge_runs(&st);
+    if (rc == 1 && st.scattered && !st.visitor_failed) {
+        /* nothing was visited yet: start again in memory */
+        memset(info, 0, sizeof *info);
+        info->first_start = INT64_MAX;
+        info->last_end = INT64_MIN;
+        rc = replay_in_memory(&st, src->paths[file]);
+    }
+    if (st.visitor_failed)
+        rc = -1;
+    sp_h5_event_reader_close(st.reader);
+    free(st.runs);
+    free(st.cursors);
+    free(st.slab);
+    free(st.heap);
+    for (size_t l = 0; l < st.num_lanes; l++)
+        free(st.lanes[l].calls);
+    free(st.lanes);
+    free(st.seen_ids);
+    free(st.checks);
+    free(st.thread_keys);
+    free(st.task_keys);
+    return rc;
+}

@@ -1,0 +1,177 @@
+/* test_rank_stream.c - the streamed reconstruction (src/stream/) against
+ * the in-memory one (sp_rank_calls) on crafted rows: ties, zero-length
+ * calls, rows out of time order, several lanes, calls that do not nest,
+ * windows smaller than the rows. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "h5_test_util.h"
+#include "scopeprof/analysis.h"
+#include "scopeprof/h5.h"
+#include "scopeprof/stream.h"
+
+typedef struct seen_call {
+    sp_stream_call call;
+    int64_t parent;       /* enter index of the parent, -1 root */
+    int exited;
+} seen_call;
+
+typedef struct recorder {
+    seen_call *calls;
+    size_t n, cap;
+} recorder;
+
+static int rec_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
+{
+    recorder *r = ctx;
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 64;
+        r->calls = realloc(r->calls, r->cap * sizeof *r->calls);
+        cr_assert_not_null(r->calls);
+    }
+    r->calls[r->n] = (seen_call){.call = *call, .parent = parent};
+    *user = (int64_t)r->n++;
+    return 1;
+}
+
+static int rec_exit(void *ctx, const sp_stream_call *call, int64_t user)
+{
+    recorder *r = ctx;
+    cr_assert_lt((size_t)user, r->n);
+    r->calls[user].call.exclusive = call->exclusive;
+    r->calls[user].exited = 1;
+    return 0;
+}
+
+/* Write p, stream rank 0, compare call by call with the in-memory
+ * reconstruction; returns sp_stream_rank's result. */
+static int stream_matches_memory(sp_profile *p, const char *tag)
+{
+    char dir[64], path[160], err[1024];
+    make_temp_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/%s.h5", dir, tag);
+    cr_assert_eq(sp_h5_write(path, p, err, sizeof err), 0, "%s", err);
+    sp_profile_free(p);
+
+    sp_run_source src;
+    const char *args[] = {path};
+    cr_assert_eq(sp_run_source_open(&src, args, 1, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(src.profile->num_events, 0);
+    cr_assert_null(src.profile->start);
+    recorder rec = {0};
+    sp_call_visitor v = {rec_enter, rec_exit, &rec};
+    sp_rank_stream_info info;
+    char why[256] = "";
+    int rc = sp_stream_rank(&src, 0, 0, &v, &info, why, sizeof why);
+
+    sp_profile *full = sp_h5_read(path, err, sizeof err);
+    cr_assert_not_null(full, "%s", err);
+    sp_calls calls;
+    int mem = sp_rank_calls(full, 0, &calls, err, sizeof err);
+    if (rc == 0) {
+        cr_assert_eq(mem, 0, "streamed, but in memory: %s", err);
+        cr_assert_eq(rec.n, calls.n);
+        cr_assert_eq(info.calls, calls.n);
+        for (size_t i = 0; i < calls.n; i++) {
+            const seen_call *s = &rec.calls[i];
+            cr_assert(s->exited, "call %zu never exited", i);
+            cr_assert_eq(s->call.region, calls.region[i], "call %zu", i);
+            cr_assert_eq(s->call.call_index, calls.call_index[i], "call %zu", i);
+            cr_assert_eq(s->call.start, calls.start[i], "call %zu", i);
+            cr_assert_eq(s->call.end, calls.end[i], "call %zu", i);
+            cr_assert_eq(s->call.depth, calls.depth[i], "call %zu", i);
+            cr_assert_eq(s->parent, calls.parent[i], "call %zu", i);
+            cr_assert_eq(s->call.exclusive, calls.exclusive[i], "call %zu", i);
+            cr_assert_eq(s->call.lane, calls.lane ? calls.lane[i] : -1, "call %zu", i);
+        }
+        sp_calls_free(&calls);
+    } else {
+        cr_assert_eq(mem, -1, "in memory it nests, streamed: %s", why);
+    }
+    sp_rank_stream_info_free(&info);
+    free(rec.calls);
+    sp_profile_free(full);
+    sp_run_source_close(&src);
+    remove_tree(dir);
+    return rc;
+}
+
+Test(rank_stream, tie_rules_of_the_spec)
+{
+    /* outer(0,100) with a zero-length call at each end, touching siblings
+     * a(0,10) b(10,20) with z(10,10) between them, two identical calls. */
+    int64_t os[] = {0}, oe[] = {100};
+    int64_t ts[] = {100, 0}, te[] = {100, 0};
+    int64_t as[] = {0, 40}, ae[] = {10, 50};
+    int64_t bs[] = {10, 40}, be[] = {20, 50};
+    int64_t zs[] = {10}, ze[] = {10};
+    sp_profile *p = simple_profile("outer", 0, os, oe, 1);
+    add_row(p, "tick", 0, ts, te, 2);
+    add_row(p, "a", 0, as, ae, 2);
+    add_row(p, "b", 0, bs, be, 2);
+    add_row(p, "z", 0, zs, ze, 1);
+    /* equal starts inside one row, shorter first: the row is cut there */
+    int64_t rs[] = {60, 60, 60, 70}, re[] = {65, 80, 80, 70};
+    add_row(p, "r", 0, rs, re, 4);
+    cr_assert_eq(stream_matches_memory(p, "ties"), 0);
+}
+
+Test(rank_stream, rows_out_of_time_order_and_two_lanes)
+{
+    /* Each row: lane 0's calls, then lane 1's, each lane backwards in
+     * places, so a row cuts into several runs; chunked rows so the merge
+     * refills windows. */
+    enum { G = 20000 }; /* rows beyond one 16384-event chunk */
+    static int64_t s[3][2 * G], e[3][2 * G];
+    static const int64_t rel[3][2] = {{0, 90}, {10, 50}, {50, 50}};
+    for (int r = 0; r < 3; r++)
+        for (int lane = 0; lane < 2; lane++)
+            for (int g = 0; g < G; g++) {
+                int at = lane * G + (g % 7 == 3 ? G - 1 - g : g);
+                int64_t t = (int64_t)g * 100 + lane * 3;
+                s[r][at] = t + rel[r][0];
+                e[r][at] = t + rel[r][1];
+            }
+    sp_profile *p = simple_profile("outer", 0, s[0], e[0], 2 * G);
+    add_row(p, "inner", 0, s[1], e[1], 2 * G);
+    add_row(p, "tick", 0, s[2], e[2], 2 * G);
+    p->thread_ids = malloc(p->num_events * sizeof *p->thread_ids);
+    for (size_t r = 0; r < p->num_rows; r++)
+        for (uint64_t j = 0; j < p->rows[r].count; j++)
+            p->thread_ids[p->rows[r].offset + j] = j < G ? 0 : 1;
+    cr_assert_eq(stream_matches_memory(p, "lanes"), 0);
+}
+
+Test(rank_stream, calls_that_do_not_nest_are_refused)
+{
+    int64_t as[] = {0}, ae[] = {10}, bs[] = {5}, be[] = {15};
+    sp_profile *p = simple_profile("a", 0, as, ae, 1);
+    add_row(p, "b", 0, bs, be, 1);
+    cr_assert_eq(stream_matches_memory(p, "overlap"), 1);
+}
+
+Test(rank_stream, a_call_ending_before_it_starts_is_refused)
+{
+    int64_t as[] = {0, 20}, ae[] = {10, 15};
+    cr_assert_eq(stream_matches_memory(simple_profile("a", 0, as, ae, 2), "backwards"), 1);
+}
+
+Test(rank_stream, a_row_in_reverse_time_order_is_sorted_in_memory_and_replayed)
+{
+    /* 600,000 runs of one call: more than the windows' budget, so the rank
+     * is reconstructed in memory and replayed to the visitor. */
+    enum { N = 600000 };
+    int64_t *s = malloc(N * sizeof *s), *e = malloc(N * sizeof *e);
+    for (size_t i = 0; i < N; i++) {
+        s[i] = (int64_t)(N - i) * 10;
+        e[i] = s[i] + (i % 3 == 0 ? 0 : 5);
+    }
+    sp_profile *p = simple_profile("scattered", 0, s, e, N);
+    int64_t os[] = {0}, oe[] = {(int64_t)N * 10 + 100};
+    add_row(p, "outer", 0, os, oe, 1);
+    free(s);
+    free(e);
+    cr_assert_eq(stream_matches_memory(p, "scattered"), 0);
+}
