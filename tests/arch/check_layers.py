@@ -29,7 +29,9 @@ SRC_RULES = {
     "export": {"model", "callstack", "h5", "analysis", "report"},
     "diff": {"model", "callstack", "h5", "analysis", "report", "export"},
     "html": {"model", "callstack", "h5", "analysis", "report", "export"},
-    "cli": {"model", "callstack", "h5", "capture", "analysis", "report", "export", "diff", "html"},
+    "dist": {"model", "callstack", "h5", "analysis", "report", "export"},
+    "cli": {"model", "callstack", "h5", "capture", "analysis", "report", "export", "diff", "html",
+            "dist"},
 }
 # preload/ layers, bottom to top; each may use those below it and src/model
 # (the capture and spill formats it hands over).
