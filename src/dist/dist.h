@@ -8,6 +8,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+
+#include "scopeprof/export.h"
+#include "scopeprof/profile.h"
 
 /* ---- the launcher (dist_launch.c) ----------------------------------------- */
 
@@ -44,6 +48,10 @@ int sp_dist_bcast(void *buf, size_t len, int root);
  * MPI's int counts). */
 int sp_dist_gather(const void *buf, size_t len, uint8_t ***parts, size_t **lens);
 void sp_dist_gather_free(uint8_t **parts, size_t *lens);
+/* One buffer from this process to `dest` / from `source` (its length
+ * first, then the bytes in pieces); *buf malloc'd. */
+int sp_dist_send(const void *buf, size_t len, int dest);
+int sp_dist_recv(uint8_t **buf, size_t *len, int source);
 /* MPI_Abort(MPI_COMM_WORLD, code): a process that cannot go on. */
 void sp_dist_abort(int code);
 
@@ -71,6 +79,19 @@ void sp_dist_session_end(sp_dist_session *s);
  * one file more.  Sets *first and returns the number of files of `rank`. */
 size_t sp_dist_block(size_t count, int rank, int size, size_t *first);
 
+/* ---- a block of the run (dist_run.c) ------------------------------------- */
+
+enum { SP_DIST_RUN_OK, SP_DIST_RUN_SERIAL, SP_DIST_RUN_FAILED };
+/* Load this process's block of files (expanded) as the serial load of the
+ * whole run would hold those ranks: the run's region table and numbering,
+ * the lowest rank's metadata, the run's rank count and time origin.
+ * SP_DIST_RUN_OK (*out NULL for an empty block), SP_DIST_RUN_SERIAL (the
+ * blocks' ranks are not in order: process 0 should run the command
+ * serially, the others return), or SP_DIST_RUN_FAILED with the first
+ * failure in file order in err on every process.  Collective. */
+int sp_dist_load_run(const sp_dist_session *s, char **files, size_t count, sp_profile **out,
+                     char *err, size_t errlen);
+
 /* ---- the commands (dist_merge.c, dist_export.c, dist_report.c) ------------ */
 
 /* `merge`: files (expanded) split over the processes; each merges its block
@@ -80,5 +101,15 @@ size_t sp_dist_block(size_t count, int rank, int size, size_t *first);
  * (or -1 when MPI itself failed) and print nothing. */
 int sp_dist_merge(const sp_dist_session *s, char **files, size_t count, const char *output,
                   char *err, size_t errlen);
+
+/* `export perfetto|folded` of the block `p` (from sp_dist_load_run; NULL
+ * for an empty block) with options `o`: process 0 writes the whole export
+ * into `out` (NULL: discarded, when its output could not be created; it
+ * still takes part), the others send it their parts.  0, or -1 with the
+ * message in err (on process 0: the first failure in rank order; the
+ * serial "no calls" message).  Collective. */
+enum { SP_DIST_PERFETTO, SP_DIST_FOLDED };
+int sp_dist_export(const sp_dist_session *s, int format, const sp_profile *p,
+                   const sp_export_options *o, FILE *out, char *err, size_t errlen);
 
 #endif

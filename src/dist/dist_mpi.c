@@ -38,6 +38,12 @@ typedef int (*m_gather)(const void *send, int scount, int stype, void *recv, int
                         int rtype, int root, int comm);
 typedef int (*m_gatherv)(const void *send, int scount, int stype, void *recv,
                          const int *rcounts, const int *displs, int rtype, int root, int comm);
+typedef int (*o_send)(const void *buf, int count, void *type, int dest, int tag, void *comm);
+typedef int (*o_recv)(void *buf, int count, void *type, int source, int tag, void *comm,
+                      void *status);
+typedef int (*m_send)(const void *buf, int count, int type, int dest, int tag, int comm);
+typedef int (*m_recv)(void *buf, int count, int type, int source, int tag, int comm,
+                      void *status);
 typedef int (*init_fn)(int *argc, char ***argv);
 typedef int (*flag_fn)(int *flag);
 typedef int (*void_fn)(void);
@@ -46,7 +52,7 @@ static struct {
     enum family family;
     void *library;
     void *o_world, *o_byte;
-    void *comm_rank, *comm_size, *barrier, *abort, *bcast, *gather, *gatherv;
+    void *comm_rank, *comm_size, *barrier, *abort, *bcast, *gather, *gatherv, *send, *recv;
     void_fn finalize;
     flag_fn finalized;
     int rank, size, started;
@@ -127,13 +133,15 @@ int sp_dist_mpi_start(char *err, size_t errlen)
     mpi.bcast = sym("MPI_Bcast");
     mpi.gather = sym("MPI_Gather");
     mpi.gatherv = sym("MPI_Gatherv");
+    mpi.send = sym("MPI_Send");
+    mpi.recv = sym("MPI_Recv");
     if (mpi.family == FAMILY_NONE) {
         snprintf(err, errlen, "%s: neither Open MPI nor MPICH (no ompi_mpi_comm_world, no "
                  "MPIR_Init_thread)", mpi.name);
         return -1;
     }
     if (!init || !initialized || !mpi.finalize || !mpi.comm_rank || !mpi.comm_size ||
-        !mpi.barrier || !mpi.abort || !mpi.bcast || !mpi.gather || !mpi.gatherv) {
+        !mpi.barrier || !mpi.abort || !mpi.bcast || !mpi.gather || !mpi.gatherv || !mpi.send || !mpi.recv) {
         snprintf(err, errlen, "%s: an MPI function is missing (MPI_Init, MPI_Gatherv...)",
                  mpi.name);
         return -1;
@@ -302,4 +310,63 @@ int sp_dist_gather(const void *buf, size_t len, uint8_t ***parts_out, size_t **l
     *parts_out = parts;
     *lens_out = lens;
     return rc;
+}
+
+/* Tag of the messages of sp_dist_send/sp_dist_recv. */
+#define TAG 7171
+
+static int send_bytes(const void *buf, int count, int dest)
+{
+    if (mpi.family == FAMILY_OPENMPI)
+        return ((o_send)mpi.send)(buf, count, mpi.o_byte, dest, TAG, mpi.o_world) ? -1 : 0;
+    return ((m_send)mpi.send)(buf, count, MPICH_BYTE, dest, TAG, MPICH_COMM_WORLD) ? -1 : 0;
+}
+
+/* The status is written, never read: room for either family's MPI_Status
+ * (MPI_STATUS_IGNORE differs between them). */
+static int recv_bytes(void *buf, int count, int source)
+{
+    uint64_t status[16];
+    if (mpi.family == FAMILY_OPENMPI)
+        return ((o_recv)mpi.recv)(buf, count, mpi.o_byte, source, TAG, mpi.o_world, status)
+                   ? -1 : 0;
+    return ((m_recv)mpi.recv)(buf, count, MPICH_BYTE, source, TAG, MPICH_COMM_WORLD, status)
+               ? -1 : 0;
+}
+
+int sp_dist_send(const void *buf, size_t len, int dest)
+{
+    uint64_t n = len;
+    if (send_bytes(&n, (int)sizeof n, dest) < 0)
+        return -1;
+    for (size_t done = 0; done < len;) {
+        size_t k = len - done < PIECE ? len - done : PIECE;
+        if (send_bytes((const char *)buf + done, (int)k, dest) < 0)
+            return -1;
+        done += k;
+    }
+    return 0;
+}
+
+int sp_dist_recv(uint8_t **buf, size_t *len, int source)
+{
+    uint64_t n = 0;
+    *buf = NULL;
+    *len = 0;
+    if (recv_bytes(&n, (int)sizeof n, source) < 0)
+        return -1;
+    uint8_t *data = malloc(n ? (size_t)n : 1);
+    if (!data)
+        sp_dist_abort(1); /* the sender is blocked on us */
+    for (size_t done = 0; done < n;) {
+        size_t k = n - done < PIECE ? n - done : PIECE;
+        if (recv_bytes(data + done, (int)k, source) < 0) {
+            free(data);
+            return -1;
+        }
+        done += k;
+    }
+    *buf = data;
+    *len = (size_t)n;
+    return 0;
 }

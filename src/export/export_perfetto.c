@@ -312,7 +312,9 @@ int sp_export_perfetto(FILE *out, const sp_profile *profile, const sp_export_opt
     w->out = out;
     w->profile = profile;
     w->origin = sp_profile_origin_ns(profile);
-    uint64_t calls = 0, tid = 0;
+    /* A part of an export (src/dist) numbers its lanes after the parts before it. */
+    uint64_t calls = 0, tid = options ? options->first_lane : 0;
+    w->sequence = tid;
     int rc = 0;
     for (long k = 0; k < num_ranks && rc == 0; k++) {
         sp_rank_data data;

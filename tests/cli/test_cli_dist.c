@@ -365,3 +365,128 @@ Test(dist, no_mpi_library_falls_back_to_process_0, .timeout = 240)
     result_free(&serial);
     result_free(&r);
 }
+
+/* ---- export ---------------------------------------------------------------- */
+
+static char *read_output(const char *name)
+{
+    char *s = slurp(in_dir(name));
+    cr_assert_not_null(s, "%s was not written", name);
+    return s;
+}
+
+/* Byte for byte the serial export, for every process count; `extra` is an
+ * option pair (a selection) or NULL. */
+static void export_matches_serial(const char *family, const char *format, const char *opt,
+                                  const char *value)
+{
+    write_run();
+    const char *out = !strcmp(format, "perfetto") ? "serial.pftrace" : "serial.folded";
+    result serial = opt ? scopeprof(NULL, 0, ARGS("export", format, "ranks", "-o", out, opt, value),
+                                    NULL)
+                        : scopeprof(NULL, 0, ARGS("export", format, "ranks", "-o", out), NULL);
+    cr_assert_eq(serial.status, 0, "%s", serial.err);
+    char *want = read_output(out);
+    size_t want_len = strlen(want); /* folded is text; perfetto compared below by size too */
+    FILE *f = fopen(in_dir(out), "rb");
+    fseek(f, 0, SEEK_END);
+    long want_size = ftell(f);
+    fclose(f);
+    static const int counts[] = {1, 2, 4};
+    for (int c = 0; c < 3; c++) {
+        const char *dist_out = !strcmp(format, "perfetto") ? "dist.pftrace" : "dist.folded";
+        result r = opt ? scopeprof(family, counts[c],
+                                   ARGS("export", format, "ranks", "-o", dist_out, opt, value), NULL)
+                       : scopeprof(family, counts[c], ARGS("export", format, "ranks", "-o", dist_out),
+                                   NULL);
+        cr_assert_eq(r.status, 0, "%d processes: %s", counts[c], r.err);
+        char expected_out[64];
+        snprintf(expected_out, sizeof expected_out, "wrote %s\n", dist_out);
+        cr_expect_str_eq(r.out, expected_out, "%d processes", counts[c]);
+        cr_expect_str_eq(r.err, "", "%d processes", counts[c]);
+        f = fopen(in_dir(dist_out), "rb");
+        cr_assert_not_null(f);
+        fseek(f, 0, SEEK_END);
+        long got_size = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        char *got = malloc((size_t)got_size + 1);
+        cr_assert_eq(fread(got, 1, (size_t)got_size, f), (size_t)got_size);
+        fclose(f);
+        cr_expect_eq(got_size, want_size, "%s %s, %d processes: %ld bytes, serial %ld", family,
+                     format, counts[c], got_size, want_size);
+        cr_expect(got_size == want_size && !memcmp(got, want, (size_t)want_size),
+                  "%s %s, %d processes: not the serial bytes", family, format, counts[c]);
+        free(got);
+        remove(in_dir(dist_out));
+        result_free(&r);
+    }
+    (void)want_len;
+    free(want);
+    result_free(&serial);
+}
+
+Test(dist, perfetto_under_open_mpi_is_the_serial_trace, .timeout = 240)
+{
+    export_matches_serial("openmpi", "perfetto", NULL, NULL);
+}
+
+Test(dist, perfetto_under_mpich_is_the_serial_trace, .timeout = 240)
+{
+    export_matches_serial("mpich", "perfetto", NULL, NULL);
+}
+
+Test(dist, perfetto_of_a_selection_under_mpich, .timeout = 240)
+{
+    export_matches_serial("mpich", "perfetto", "--exclude", "assemble");
+}
+
+Test(dist, folded_under_open_mpi_is_the_serial_file, .timeout = 240)
+{
+    export_matches_serial("openmpi", "folded", NULL, NULL);
+}
+
+Test(dist, folded_under_mpich_is_the_serial_file, .timeout = 240)
+{
+    export_matches_serial("mpich", "folded", NULL, NULL);
+}
+
+/* One rank selected: no "rank R" frames, although every process holds ranks. */
+Test(dist, folded_of_one_rank_under_open_mpi, .timeout = 240)
+{
+    export_matches_serial("openmpi", "folded", "--ranks", "3");
+}
+
+/* Nothing selected: the serial message, once, and no file. */
+Test(dist, export_of_nothing_fails_like_serial, .timeout = 240)
+{
+    write_run();
+    result serial = scopeprof(NULL, 0, ARGS("export", "perfetto", "ranks", "-o", "s.pftrace",
+                                            "--include", "nothing_like_this"), NULL);
+    cr_assert_eq(serial.status, 1);
+    result r = scopeprof("openmpi", 2, ARGS("export", "perfetto", "ranks", "-o", "d.pftrace",
+                                            "--include", "nothing_like_this"), NULL);
+    cr_expect_neq(r.status, 0);
+    cr_expect_not_null(strstr(r.err, serial.err), "serial:\n%s\ndistributed:\n%s", serial.err,
+                       r.err);
+    cr_expect_neq(access(in_dir("d.pftrace"), F_OK), 0, "a partial file is left");
+    result_free(&serial);
+    result_free(&r);
+}
+
+/* A format written by one process: process 0 alone, with a warning line. */
+Test(dist, chrome_under_a_launcher_is_written_by_process_0, .timeout = 240)
+{
+    write_run();
+    result serial = scopeprof(NULL, 0, ARGS("export", "chrome", "ranks", "-o", "s.json"), NULL);
+    cr_assert_eq(serial.status, 0, "%s", serial.err);
+    result r = scopeprof("mpich", 2, ARGS("export", "chrome", "ranks", "-o", "d.json"), NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, "wrote d.json\n");
+    cr_expect_not_null(strstr(r.err, "not written in parts"), "%s", r.err);
+    char *want = read_output("s.json"), *got = read_output("d.json");
+    cr_expect_str_eq(got, want);
+    free(want);
+    free(got);
+    result_free(&serial);
+    result_free(&r);
+}

@@ -1,0 +1,243 @@
+/* dist_export.c - `mpirun -np N scopeprof export perfetto|folded ...`: each
+ * process writes the part of the output that holds its block's ranks, and
+ * process 0 writes the parts in process order.  Both formats are a
+ * concatenation of per-rank pieces in rank order, once two numbers are
+ * agreed on before writing:
+ *   perfetto  lanes are numbered across the run (packet sequence and thread
+ *             id of each lane): a process's first lane follows the lanes of
+ *             the processes before it, counted first (sp_export_options.
+ *             first_lane);
+ *   folded    "rank R" and lane frames are shown or not for the whole
+ *             export (sp_folded_shape of every part).
+ * Blocks come from sp_dist_load_run, so names, metadata and origin are the
+ * run's: the bytes are the serial export's. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dist/dist.h"
+#include "dist/dist_wire.h"
+#include "scopeprof/export.h"
+
+/* The lanes perfetto writes for a rank (those with calls, as write_rank in
+ * export_perfetto.c walks them) and its calls; -1 with err on failure. */
+static int count_perfetto_lanes(const sp_profile *p, const sp_export_options *o,
+                                uint64_t *lanes, uint64_t *calls, char *err, size_t errlen)
+{
+    const sp_selection *sel = o ? o->selection : NULL;
+    uint32_t *ranks = NULL;
+    long n = sp_selected_ranks(p, sel, &ranks);
+    *lanes = *calls = 0;
+    if (n < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = 0;
+    for (long k = 0; k < n && rc == 0; k++) {
+        sp_rank_data data;
+        if (sp_rank_data_load(p, ranks[k], sel, &data, err, errlen) < 0) {
+            rc = -1;
+            break;
+        }
+        if (data.calls.n) {
+            sp_lane_walk walk;
+            if (sp_lane_walk_build(&data.calls, &walk) < 0) {
+                snprintf(err, errlen, "out of memory walking rank %u", ranks[k]);
+                rc = -1;
+            } else {
+                for (size_t t = 0; t < walk.num_lanes; t++)
+                    *lanes += walk.lane_calls[t] != 0;
+                sp_lane_walk_free(&walk);
+            }
+        }
+        *calls += data.calls.n;
+        sp_rank_data_free(&data);
+    }
+    free(ranks);
+    return rc;
+}
+
+/* The shape every process sends process 0 before writing. */
+typedef struct shape {
+    int64_t status; /* 0, or -1 with err */
+    char err[1024];
+    uint64_t calls;
+    uint64_t lanes;      /* perfetto */
+    uint64_t rank_nodes; /* folded */
+    uint64_t several_lanes, nodes;
+} shape;
+
+/* What process 0 sends back. */
+typedef struct plan {
+    int64_t status;
+    char err[1024];
+    uint64_t show_rank, show_lane; /* folded */
+} plan;
+
+/* Process 0: the first failure in process order, the serial "no calls"
+ * error, and the numbers agreed on; first_lane[k] for each process. */
+static void make_plan(const sp_dist_session *s, uint8_t **parts, size_t *lens,
+                      const sp_profile *own, plan *pl, uint64_t *first_lane, uint64_t *nodes)
+{
+    memset(pl, 0, sizeof *pl);
+    uint64_t calls = 0, lanes = 0, rank_nodes = 0;
+    *nodes = 0;
+    for (int k = 0; k < s->size; k++) {
+        const shape *sh = (const shape *)parts[k];
+        if (lens[k] != sizeof *sh) {
+            pl->status = -1;
+            snprintf(pl->err, sizeof pl->err, "a process sent a damaged description");
+            return;
+        }
+        if (sh->status < 0 && pl->status == 0) {
+            pl->status = -1;
+            memcpy(pl->err, sh->err, sizeof pl->err);
+        }
+        first_lane[k] = lanes;
+        lanes += sh->lanes;
+        calls += sh->calls;
+        rank_nodes += sh->rank_nodes;
+        pl->show_lane |= sh->several_lanes;
+        *nodes += sh->nodes;
+    }
+    pl->show_rank = rank_nodes > 1;
+    if (pl->status == 0 && calls == 0) {
+        pl->status = -1;
+        snprintf(pl->err, sizeof pl->err, "%s: no calls recorded for the selected ranks and "
+                 "filters", own && own->path ? own->path : "profile");
+    }
+}
+
+/* This process's part, into `out`. */
+static int write_part(int format, FILE *out, const sp_profile *p, const sp_export_options *o,
+                      uint64_t first_lane, const sp_path_tree *tree, const plan *pl,
+                      const shape *mine, char *err, size_t errlen)
+{
+    if (!p || mine->calls == 0)
+        return 0;
+    if (format == SP_DIST_FOLDED) {
+        sp_folded_write(out, p, tree, (int)pl->show_rank, (int)pl->show_lane);
+        return 0;
+    }
+    sp_export_options part = o ? *o : (sp_export_options){0};
+    part.first_lane = first_lane;
+    return sp_export_perfetto(out, p, &part, err, errlen);
+}
+
+int sp_dist_export(const sp_dist_session *s, int format, const sp_profile *p,
+                   const sp_export_options *o, FILE *out, char *err, size_t errlen)
+{
+    shape mine;
+    memset(&mine, 0, sizeof mine);
+    sp_path_tree tree;
+    sp_path_tree_init(&tree);
+    if (p && format == SP_DIST_FOLDED) {
+        if (sp_folded_build(p, o, &tree, &mine.calls, mine.err, sizeof mine.err) < 0) {
+            mine.status = -1;
+            sp_path_tree_init(&tree);
+        } else {
+            size_t rank_nodes;
+            int several;
+            sp_folded_shape(&tree, &rank_nodes, &several);
+            mine.rank_nodes = rank_nodes;
+            mine.several_lanes = (uint64_t)several;
+            mine.nodes = tree.n;
+        }
+    } else if (p && count_perfetto_lanes(p, o, &mine.lanes, &mine.calls, mine.err,
+                                         sizeof mine.err) < 0) {
+        mine.status = -1;
+    }
+
+    uint8_t **parts = NULL;
+    size_t *lens = NULL;
+    uint64_t *first_lane = calloc((size_t)s->size, sizeof *first_lane), nodes = 0;
+    if (!first_lane)
+        sp_dist_abort(1);
+    plan pl;
+    memset(&pl, 0, sizeof pl);
+    int rc = sp_dist_gather(&mine, sizeof mine, &parts, &lens);
+    if (rc == 0 && s->rank == 0)
+        make_plan(s, parts, lens, p, &pl, first_lane, &nodes);
+    sp_dist_gather_free(parts, lens);
+    if (rc == 0)
+        rc = sp_dist_bcast(&pl, sizeof pl, 0);
+    if (rc == 0)
+        rc = sp_dist_bcast(first_lane, (size_t)s->size * sizeof *first_lane, 0);
+    if (rc < 0 || pl.status < 0) {
+        snprintf(err, errlen, "%s", rc < 0 ? "MPI failed while planning the export" : pl.err);
+        sp_path_tree_free(&tree);
+        free(first_lane);
+        return -1;
+    }
+
+    /* Process 0 writes its part straight into the output, then every other
+     * part as it arrives, in process order; a failed part is still received
+     * (its sender waits for that), only not written. */
+    char why[1024] = "";
+    if (s->rank == 0) {
+        FILE *sink = out ? out : fopen("/dev/null", "wb");
+        rc = sink ? write_part(format, sink, p, o, first_lane[0], &tree, &pl, &mine, why,
+                               sizeof why) : -1;
+        if (!sink)
+            snprintf(why, sizeof why, "out of memory");
+        for (int k = 1; k < s->size; k++) {
+            uint8_t *data;
+            size_t len;
+            if (sp_dist_recv(&data, &len, k) < 0) {
+                if (rc == 0)
+                    snprintf(why, sizeof why, "MPI failed receiving the part of process %d", k);
+                rc = -1;
+                continue;
+            }
+            sp_wire r;
+            sp_wire_reader(&r, data, len);
+            int64_t status = sp_wire_get_i64(&r);
+            char *message = sp_wire_get_str(&r);
+            if (rc == 0 && (r.failed || status < 0)) {
+                snprintf(why, sizeof why, "%s", message && !r.failed ? message
+                                                                    : "a damaged part");
+                rc = -1;
+            }
+            if (rc == 0 && sink && len > r.pos)
+                fwrite(data + r.pos, 1, len - r.pos, sink);
+            free(message);
+            free(data);
+        }
+        if (sink && !out)
+            fclose(sink);
+        if (rc == 0 && format == SP_DIST_FOLDED)
+            sp_export_warn_events(o, nodes, "folded export");
+    } else {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&text, &len);
+        int part_rc = mem ? write_part(format, mem, p, o, first_lane[s->rank], &tree, &pl,
+                                       &mine, why, sizeof why) : -1;
+        if (!mem)
+            snprintf(why, sizeof why, "out of memory");
+        if (mem && fclose(mem) != 0 && part_rc == 0) {
+            snprintf(why, sizeof why, "out of memory");
+            part_rc = -1;
+        }
+        sp_wire w = {0};
+        sp_wire_i64(&w, part_rc);
+        sp_wire_str(&w, why);
+        if (part_rc == 0)
+            sp_wire_bytes(&w, text, len);
+        free(text);
+        if (w.failed) { /* a short message the sender can still build */
+            sp_wire_free(&w);
+            sp_wire_i64(&w, -1);
+            sp_wire_str(&w, "out of memory");
+        }
+        rc = sp_dist_send(w.data, w.len, 0);
+        sp_wire_free(&w);
+        if (rc == 0)
+            rc = part_rc;
+    }
+    if (rc < 0)
+        snprintf(err, errlen, "%s", why);
+    sp_path_tree_free(&tree);
+    free(first_lane);
+    return rc;
+}
