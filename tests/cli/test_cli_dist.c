@@ -490,3 +490,32 @@ Test(dist, chrome_under_a_launcher_is_written_by_process_0, .timeout = 240)
     result_free(&serial);
     result_free(&r);
 }
+
+/* ---- report ------------------------------------------------------------------ */
+
+/* Not spread over the processes yet: printed once, by process 0, with one
+ * warning line saying so. */
+static void report_is_printed_once(const char *family)
+{
+    write_run();
+    result serial = scopeprof(NULL, 0, ARGS("report", "ranks"), ARGS("NO_COLOR=1"));
+    cr_assert_eq(serial.status, 0, "%s", serial.err);
+    result r = scopeprof(family, 2, ARGS("report", "ranks"), ARGS("NO_COLOR=1"));
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, serial.out);
+    cr_expect_str_eq(r.err, "scopeprof report: warning: not spread over the MPI launcher's "
+                            "processes yet; process 0 reports alone (merge and export "
+                            "perfetto|folded use them all)\n");
+    result_free(&serial);
+    result_free(&r);
+}
+
+Test(dist, report_under_open_mpi_is_printed_once, .timeout = 240)
+{
+    report_is_printed_once("openmpi");
+}
+
+Test(dist, report_under_mpich_is_printed_once, .timeout = 240)
+{
+    report_is_printed_once("mpich");
+}
