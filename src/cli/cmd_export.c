@@ -56,6 +56,9 @@ static const char export_help[] =
     "selection (all ranks by default, unlike scope-profiler's rank 0):\n"
     "%s"
     "\n"
+    "Under an MPI launcher (mpirun -np N scopeprof export perfetto|folded ...) the\n"
+    "files are split over the N processes and process 0 writes the serial output;\n"
+    "the other formats are written by process 0 alone (docs/distributed.md).\n"
     "A warning is printed when an export holds more than a million events, and\n"
     "'replaced' when an existing file was overwritten.\n"
     "Exit status: 0 ok, 1 unreadable file or failed export, 2 usage error.\n";
