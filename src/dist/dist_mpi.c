@@ -263,31 +263,36 @@ int sp_dist_gather(const void *buf, size_t len, uint8_t ***parts_out, size_t **l
     int ok = !root || (all && parts && lens && counts && displs);
     if (!ok) /* the others are already in the gather: no way out but abort */
         sp_dist_abort(1);
-    if (gather_bytes(&mine, (int)sizeof mine, all) < 0)
-        return -1;
+    int rc = gather_bytes(&mine, (int)sizeof mine, all);
     uint64_t largest = 0;
-    for (int k = 0; root && k < n; k++) {
+    for (int k = 0; rc == 0 && root && k < n; k++) {
         largest = all[k] > largest ? all[k] : largest;
         lens[k] = (size_t)all[k];
         if (!(parts[k] = malloc(lens[k] ? lens[k] : 1)))
             sp_dist_abort(1);
     }
-    if (sp_dist_bcast(&largest, sizeof largest, 0) < 0)
-        return -1;
+    if (rc == 0)
+        rc = sp_dist_bcast(&largest, sizeof largest, 0);
     uint64_t piece = (uint64_t)(INT_MAX / n);
     if (piece > PIECE)
         piece = PIECE;
-    uint8_t *round = root ? malloc(piece * (uint64_t)n) : NULL;
-    if (root && !round)
-        sp_dist_abort(1);
-    int rc = 0;
+    uint8_t *round = NULL; /* on process 0: what one round receives */
+    size_t round_cap = 0;
     for (uint64_t done = 0; rc == 0 && (done < largest || done == 0); done += piece) {
         uint64_t left = mine > done ? mine - done : 0;
         int count = (int)(left < piece ? left : piece);
+        size_t total = 0;
         for (int k = 0; root && k < n; k++) {
             uint64_t l = all[k] > done ? all[k] - done : 0;
             counts[k] = (int)(l < piece ? l : piece);
             displs[k] = k ? displs[k - 1] + counts[k - 1] : 0;
+            total += (size_t)counts[k];
+        }
+        if (root && (total > round_cap || !round)) {
+            free(round);
+            round_cap = total;
+            if (!(round = malloc(total ? total : 1)))
+                sp_dist_abort(1);
         }
         static const uint8_t nothing;
         const uint8_t *from = count ? (const uint8_t *)buf + done : &nothing;
