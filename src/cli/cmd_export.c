@@ -56,9 +56,10 @@ static const char export_help[] =
     "selection (all ranks by default, unlike scope-profiler's rank 0):\n"
     "%s"
     "\n"
-    "Under an MPI launcher (mpirun -np N scopeprof export perfetto|folded ...) the\n"
-    "files are split over the N processes and process 0 writes the serial output;\n"
-    "the other formats are written by process 0 alone (docs/distributed.md).\n"
+    "Under an MPI launcher (mpirun -np N scopeprof export perfetto|folded|csv ...)\n"
+    "the files are split over the N processes and process 0 writes the serial\n"
+    "output; the other formats are written by process 0 alone\n"
+    "(docs/distributed.md).\n"
     "A warning is printed when an export holds more than a million events, and\n"
     "'replaced' when an existing file was overwritten.\n"
     "Exit status: 0 ok, 1 unreadable file or failed export, 2 usage error.\n";
@@ -156,7 +157,7 @@ static int write_dist_output(const char *path, const sp_dist_session *dist, int 
     return 0;
 }
 
-/* `mpirun -np N scopeprof export perfetto|folded`: each process loads its
+/* `mpirun -np N scopeprof export perfetto|folded|csv`: each process loads its
  * block of rank files and writes its part (docs/distributed.md).  Returns
  * the exit status, or -1 when process 0 should export serially. */
 static int export_distributed(const sp_dist_session *dist, format fmt, const char **files,
@@ -177,7 +178,8 @@ static int export_distributed(const sp_dist_session *dist, format fmt, const cha
     else if (loaded == SP_DIST_RUN_FAILED)
         rc = dist->rank == 0 ? cli_file_error(CMD, NULL, "%s", err) : 0;
     else {
-        int part_format = fmt == PERFETTO ? SP_DIST_PERFETTO : SP_DIST_FOLDED;
+        int part_format = fmt == PERFETTO ? SP_DIST_PERFETTO
+                          : fmt == FOLDED ? SP_DIST_FOLDED : SP_DIST_CSV;
         if (dist->rank == 0)
             rc = write_dist_output(out, dist, part_format, block, options);
         else
@@ -351,10 +353,10 @@ int cmd_export(int argc, char **argv)
     sp_export_options options = {
         .selection = &sel, .label = label, .call_paths = call_paths, .warnings = stderr,
         .call_args = call_args};
-    /* Under an MPI launcher: perfetto and folded are written in parts by
-     * every process; the other formats by process 0 alone. */
+    /* Under an MPI launcher: perfetto, folded and csv are written in parts
+     * by every process; the other formats by process 0 alone. */
     sp_dist_session dist = {0};
-    if (fmt == PERFETTO || fmt == FOLDED) {
+    if (fmt == PERFETTO || fmt == FOLDED || fmt == CSV) {
         enum sp_dist_mode mode = sp_dist_session_begin(&dist, CMD);
         if (mode == SP_DIST_STANDBY) {
             rc = 0;
@@ -378,7 +380,8 @@ int cmd_export(int argc, char **argv)
         int size = sp_dist_launcher_size();
         if (size != 1)
             cli_warning(CMD, "this format is not written in parts; under the MPI launcher "
-                             "process 0 exports alone (perfetto and folded use every process)");
+                             "process 0 exports alone (perfetto, folded and csv use every "
+                             "process)");
     }
     sp_profile *profile = sp_load_run(files, num_files, err, sizeof err);
     if (!profile) {

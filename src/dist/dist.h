@@ -102,13 +102,13 @@ int sp_dist_load_run(const sp_dist_session *s, char **files, size_t count, sp_pr
 int sp_dist_merge(const sp_dist_session *s, char **files, size_t count, const char *output,
                   char *err, size_t errlen);
 
-/* `export perfetto|folded` of the block `p` (from sp_dist_load_run; NULL
+/* `export perfetto|folded|csv` of the block `p` (from sp_dist_load_run; NULL
  * for an empty block) with options `o`: process 0 writes the whole export
  * into `out` (NULL: discarded, when its output could not be created; it
  * still takes part), the others send it their parts.  0, or -1 with the
  * message in err (on process 0: the first failure in rank order; the
  * serial "no calls" message).  Collective. */
-enum { SP_DIST_PERFETTO, SP_DIST_FOLDED };
+enum { SP_DIST_PERFETTO, SP_DIST_FOLDED, SP_DIST_CSV };
 int sp_dist_export(const sp_dist_session *s, int format, const sp_profile *p,
                    const sp_export_options *o, FILE *out, char *err, size_t errlen);
 

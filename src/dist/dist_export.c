@@ -8,12 +8,16 @@
  *             the processes before it, counted first (sp_export_options.
  *             first_lane);
  *   folded    "rank R" and lane frames are shown or not for the whole
- *             export (sp_folded_shape of every part).
+ *             export (sp_folded_shape of every part);
+ *   csv       nothing: the header line is written by process 0 only (the
+ *             others' parts lose their first line), and the warning above
+ *             a million calls counts the records of all parts.
  * Blocks come from sp_dist_load_run, so names, metadata and origin are the
  * run's: the bytes are the serial export's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "dist/dist.h"
 #include "dist/dist_wire.h"
@@ -76,7 +80,7 @@ typedef struct plan {
 
 /* Process 0: the first failure in process order, the serial "no calls"
  * error, and the numbers agreed on; first_lane[k] for each process. */
-static void make_plan(const sp_dist_session *s, uint8_t **parts, size_t *lens,
+static void make_plan(const sp_dist_session *s, int format, uint8_t **parts, size_t *lens,
                       const sp_profile *own, plan *pl, uint64_t *first_lane, uint64_t *nodes)
 {
     memset(pl, 0, sizeof *pl);
@@ -101,11 +105,35 @@ static void make_plan(const sp_dist_session *s, uint8_t **parts, size_t *lens,
         *nodes += sh->nodes;
     }
     pl->show_rank = rank_nodes > 1;
-    if (pl->status == 0 && calls == 0) {
+    if (pl->status == 0 && calls == 0 && format != SP_DIST_CSV) { /* csv: a header alone */
         pl->status = -1;
         snprintf(pl->err, sizeof pl->err, "%s: no calls recorded for the selected ranks and "
                  "filters", own && own->path ? own->path : "profile");
     }
+}
+
+/* CSV records in text (RFC 4180: a line break inside quotes is a field's). */
+typedef struct record_counter {
+    FILE *to;
+    int quoted;
+    uint64_t records;
+} record_counter;
+
+static void count_records(record_counter *c, const char *text, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (text[i] == '"')
+            c->quoted = !c->quoted;
+        else if (text[i] == '\n' && !c->quoted)
+            c->records++;
+    }
+}
+
+static ssize_t counting_write(void *cookie, const char *buf, size_t n)
+{
+    record_counter *c = cookie;
+    count_records(c, buf, n);
+    return (ssize_t)fwrite(buf, 1, n, c->to) == (ssize_t)n ? (ssize_t)n : -1;
 }
 
 /* This process's part, into `out`. */
@@ -113,8 +141,13 @@ static int write_part(int format, FILE *out, const sp_profile *p, const sp_expor
                       uint64_t first_lane, const sp_path_tree *tree, const plan *pl,
                       const shape *mine, char *err, size_t errlen)
 {
-    if (!p || mine->calls == 0)
+    if (!p || (format != SP_DIST_CSV && mine->calls == 0))
         return 0;
+    if (format == SP_DIST_CSV) {
+        sp_export_options part = o ? *o : (sp_export_options){0};
+        part.warnings = NULL; /* said once for the whole export, by process 0 */
+        return sp_export_csv(out, p, &part, err, errlen);
+    }
     if (format == SP_DIST_FOLDED) {
         sp_folded_write(out, p, tree, (int)pl->show_rank, (int)pl->show_lane);
         return 0;
@@ -143,7 +176,7 @@ int sp_dist_export(const sp_dist_session *s, int format, const sp_profile *p,
             mine.several_lanes = (uint64_t)several;
             mine.nodes = tree.n;
         }
-    } else if (p && count_perfetto_lanes(p, o, &mine.lanes, &mine.calls, mine.err,
+    } else if (p && format == SP_DIST_PERFETTO && count_perfetto_lanes(p, o, &mine.lanes, &mine.calls, mine.err,
                                          sizeof mine.err) < 0) {
         mine.status = -1;
     }
@@ -157,7 +190,7 @@ int sp_dist_export(const sp_dist_session *s, int format, const sp_profile *p,
     memset(&pl, 0, sizeof pl);
     int rc = sp_dist_gather(&mine, sizeof mine, &parts, &lens);
     if (rc == 0 && s->rank == 0)
-        make_plan(s, parts, lens, p, &pl, first_lane, &nodes);
+        make_plan(s, format, parts, lens, p, &pl, first_lane, &nodes);
     sp_dist_gather_free(parts, lens);
     if (rc == 0)
         rc = sp_dist_bcast(&pl, sizeof pl, 0);
@@ -176,10 +209,18 @@ int sp_dist_export(const sp_dist_session *s, int format, const sp_profile *p,
     char why[1024] = "";
     if (s->rank == 0) {
         FILE *sink = out ? out : fopen("/dev/null", "wb");
-        rc = sink ? write_part(format, sink, p, o, first_lane[0], &tree, &pl, &mine, why,
-                               sizeof why) : -1;
-        if (!sink)
+        record_counter counter = {sink, 0, 0};
+        cookie_io_functions_t io = {.write = counting_write};
+        FILE *own = sink && format == SP_DIST_CSV ? fopencookie(&counter, "w", io) : sink;
+        rc = own ? write_part(format, own, p, o, first_lane[0], &tree, &pl, &mine, why,
+                              sizeof why) : -1;
+        if (own && own != sink && fclose(own) != 0 && rc == 0) {
+            snprintf(why, sizeof why, "write failed");
+            rc = -1;
+        }
+        if (!own)
             snprintf(why, sizeof why, "out of memory");
+        uint64_t records = counter.records ? counter.records - 1 : 0; /* the header */
         for (int k = 1; k < s->size; k++) {
             uint8_t *data;
             size_t len;
@@ -193,6 +234,7 @@ int sp_dist_export(const sp_dist_session *s, int format, const sp_profile *p,
             sp_wire_reader(&r, data, len);
             int64_t status = sp_wire_get_i64(&r);
             char *message = sp_wire_get_str(&r);
+            records += sp_wire_get_u64(&r);
             if (rc == 0 && (r.failed || status < 0)) {
                 snprintf(why, sizeof why, "%s", message && !r.failed ? message
                                                                     : "a damaged part");
@@ -207,6 +249,8 @@ int sp_dist_export(const sp_dist_session *s, int format, const sp_profile *p,
             fclose(sink);
         if (rc == 0 && format == SP_DIST_FOLDED)
             sp_export_warn_events(o, nodes, "folded export");
+        if (rc == 0 && format == SP_DIST_CSV)
+            sp_export_warn_events(o, records, "csv export");
     } else {
         char *text = NULL;
         size_t len = 0;
@@ -219,16 +263,27 @@ int sp_dist_export(const sp_dist_session *s, int format, const sp_profile *p,
             snprintf(why, sizeof why, "out of memory");
             part_rc = -1;
         }
+        /* csv: the header is process 0's */
+        size_t skip = 0;
+        if (part_rc == 0 && format == SP_DIST_CSV && text) {
+            const char *eol = memchr(text, '\n', len);
+            skip = eol ? (size_t)(eol - text) + 1 : len;
+        }
+        record_counter counter = {NULL, 0, 0};
+        if (part_rc == 0 && format == SP_DIST_CSV)
+            count_records(&counter, text + skip, len - skip);
         sp_wire w = {0};
         sp_wire_i64(&w, part_rc);
         sp_wire_str(&w, why);
+        sp_wire_u64(&w, counter.records);
         if (part_rc == 0)
-            sp_wire_bytes(&w, text, len);
+            sp_wire_bytes(&w, text + skip, len - skip);
         free(text);
         if (w.failed) { /* a short message the sender can still build */
             sp_wire_free(&w);
             sp_wire_i64(&w, -1);
             sp_wire_str(&w, "out of memory");
+            sp_wire_u64(&w, 0);
         }
         rc = sp_dist_send(w.data, w.len, 0);
         sp_wire_free(&w);

@@ -1,6 +1,6 @@
 /* test_cli_dist.c - `mpirun -np N scopeprof merge|export ...` under Open MPI
  * and MPICH with 1, 2 and 4 processes: the output is the serial command's
- * (same HDF5 content by h5dump, same bytes for text exports), the parts are
+ * (same HDF5 content by h5dump, same bytes for the exports), the parts are
  * gone, a damaged input fails with the serial message, and a launcher
  * without a loadable MPI library falls back to process 0 alone. */
 #include <criterion/criterion.h>
@@ -381,7 +381,9 @@ static void export_matches_serial(const char *family, const char *format, const 
                                   const char *value)
 {
     write_run();
-    const char *out = !strcmp(format, "perfetto") ? "serial.pftrace" : "serial.folded";
+    char out[64], dist_out[64];
+    snprintf(out, sizeof out, "serial.%s", format);
+    snprintf(dist_out, sizeof dist_out, "dist.%s", format);
     result serial = opt ? scopeprof(NULL, 0, ARGS("export", format, "ranks", "-o", out, opt, value),
                                     NULL)
                         : scopeprof(NULL, 0, ARGS("export", format, "ranks", "-o", out), NULL);
@@ -394,13 +396,12 @@ static void export_matches_serial(const char *family, const char *format, const 
     fclose(f);
     static const int counts[] = {1, 2, 4};
     for (int c = 0; c < 3; c++) {
-        const char *dist_out = !strcmp(format, "perfetto") ? "dist.pftrace" : "dist.folded";
         result r = opt ? scopeprof(family, counts[c],
                                    ARGS("export", format, "ranks", "-o", dist_out, opt, value), NULL)
                        : scopeprof(family, counts[c], ARGS("export", format, "ranks", "-o", dist_out),
                                    NULL);
         cr_assert_eq(r.status, 0, "%d processes: %s", counts[c], r.err);
-        char expected_out[64];
+        char expected_out[96];
         snprintf(expected_out, sizeof expected_out, "wrote %s\n", dist_out);
         cr_expect_str_eq(r.out, expected_out, "%d processes", counts[c]);
         cr_expect_str_eq(r.err, "", "%d processes", counts[c]);
@@ -448,6 +449,16 @@ Test(dist, folded_under_open_mpi_is_the_serial_file, .timeout = 240)
 Test(dist, folded_under_mpich_is_the_serial_file, .timeout = 240)
 {
     export_matches_serial("mpich", "folded", NULL, NULL);
+}
+
+Test(dist, csv_under_open_mpi_is_the_serial_file, .timeout = 240)
+{
+    export_matches_serial("openmpi", "csv", NULL, NULL);
+}
+
+Test(dist, csv_under_mpich_is_the_serial_file, .timeout = 240)
+{
+    export_matches_serial("mpich", "csv", "--include", "solve|assemble");
 }
 
 /* One rank selected: no "rank R" frames, although every process holds ranks. */
