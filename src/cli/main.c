@@ -68,7 +68,7 @@ static void guard_against_crashes(void)
 }
 
 /* `mpirun -np N scopeprof report` is not spread over the processes yet
- * (merge and export perfetto|folded are, docs/distributed.md): process 0
+ * (merge and export perfetto|folded|csv are, docs/distributed.md): process 0
  * reports alone, the others exit 0 instead of printing N copies.  1 when
  * this process should stop here. */
 static int report_on_process_0_only(void)
@@ -79,8 +79,8 @@ static int report_on_process_0_only(void)
     if (sp_dist_launcher_rank() > 0)
         return 1;
     fprintf(stderr, "scopeprof report: warning: not spread over the MPI launcher's processes "
-                    "yet; process 0 reports alone (merge and export perfetto|folded use them "
-                    "all)\n");
+                    "yet; process 0 reports alone (merge and export perfetto|folded|csv use "
+                    "them all)\n");
     return 0;
 }
 

@@ -516,7 +516,7 @@ static void report_is_printed_once(const char *family)
     cr_expect_str_eq(r.out, serial.out);
     cr_expect_str_eq(r.err, "scopeprof report: warning: not spread over the MPI launcher's "
                             "processes yet; process 0 reports alone (merge and export "
-                            "perfetto|folded use them all)\n");
+                            "perfetto|folded|csv use them all)\n");
     result_free(&serial);
     result_free(&r);
 }
