@@ -530,3 +530,37 @@ Test(dist, report_under_mpich_is_printed_once, .timeout = 240)
 {
     report_is_printed_once("mpich");
 }
+
+/* A list out of rank order: the blocks' ranks overlap, process 0 exports
+ * serially - the same bytes. */
+Test(dist, perfetto_of_a_list_out_of_rank_order, .timeout = 240)
+{
+    write_run();
+    FILE *list = fopen(in_dir("ranks/list.txt"), "w");
+    cr_assert_not_null(list);
+    fprintf(list, "run_rank00003.h5\nrun_rank00001.h5\nrun_rank00002.h5\nrun_rank00000.h5\n"
+                  "run_rank00004.h5\n");
+    fclose(list);
+    result serial = scopeprof(NULL, 0, ARGS("export", "perfetto", "@ranks/list.txt", "-o",
+                                            "serial.pftrace"), NULL);
+    cr_assert_eq(serial.status, 0, "%s", serial.err);
+    result r = scopeprof("mpich", 2, ARGS("export", "perfetto", "@ranks/list.txt", "-o",
+                                          "dist.pftrace"), NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, "wrote dist.pftrace\n");
+    cr_expect_str_eq(r.err, "");
+    FILE *a = fopen(in_dir("serial.pftrace"), "rb"), *b = fopen(in_dir("dist.pftrace"), "rb");
+    cr_assert(a && b);
+    int ca, cb;
+    long at = 0;
+    do {
+        ca = getc(a);
+        cb = getc(b);
+        at++;
+    } while (ca == cb && ca != EOF);
+    cr_expect_eq(ca, cb, "the traces differ at byte %ld", at);
+    fclose(a);
+    fclose(b);
+    result_free(&serial);
+    result_free(&r);
+}
