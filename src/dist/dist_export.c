@@ -176,8 +176,9 @@ int sp_dist_export(const sp_dist_session *s, int format, const sp_profile *p,
             mine.several_lanes = (uint64_t)several;
             mine.nodes = tree.n;
         }
-    } else if (p && format == SP_DIST_PERFETTO && count_perfetto_lanes(p, o, &mine.lanes, &mine.calls, mine.err,
-                                         sizeof mine.err) < 0) {
+    } else if (p && format == SP_DIST_PERFETTO &&
+               count_perfetto_lanes(p, o, &mine.lanes, &mine.calls, mine.err,
+                                    sizeof mine.err) < 0) {
         mine.status = -1;
     }
 

@@ -68,8 +68,20 @@ static int part_ranks(const char *path, uint32_t *lowest, uint32_t *highest)
     return found;
 }
 
+/* A part that cannot be written is the output that cannot be (same
+ * directory): say so with the name the user gave. */
+static void name_the_output(char *err, size_t errlen, const char *part, const char *output)
+{
+    char *at = strstr(err, part);
+    if (!at)
+        return;
+    char rest[1024];
+    snprintf(rest, sizeof rest, "%s", at + strlen(part));
+    snprintf(at, errlen - (size_t)(at - err), "%s%s", output, rest);
+}
+
 static void merge_block(const sp_dist_session *s, char **files, size_t count, const char *part,
-                        part_result *r)
+                        const char *output, part_result *r)
 {
     memset(r, 0, sizeof *r);
     size_t first;
@@ -85,6 +97,7 @@ static void merge_block(const sp_dist_session *s, char **files, size_t count, co
     }
     if (sp_h5_merge((const char *const *)files + first, n, part, r->err, sizeof r->err) < 0) {
         r->status = -1;
+        name_the_output(r->err, sizeof r->err, part, output);
         return;
     }
     H5E_BEGIN_TRY {
@@ -124,7 +137,7 @@ int sp_dist_merge(const sp_dist_session *s, char **files, size_t count, const ch
 {
     char *mine = part_path(output, s->rank);
     part_result result;
-    merge_block(s, files, count, mine, &result);
+    merge_block(s, files, count, mine, output, &result);
     uint8_t **got = NULL;
     size_t *lens = NULL;
     int gathered = sp_dist_gather(&result, sizeof result, &got, &lens);

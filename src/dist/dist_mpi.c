@@ -141,7 +141,8 @@ int sp_dist_mpi_start(char *err, size_t errlen)
         return -1;
     }
     if (!init || !initialized || !mpi.finalize || !mpi.comm_rank || !mpi.comm_size ||
-        !mpi.barrier || !mpi.abort || !mpi.bcast || !mpi.gather || !mpi.gatherv || !mpi.send || !mpi.recv) {
+        !mpi.barrier || !mpi.abort || !mpi.bcast || !mpi.gather || !mpi.gatherv || !mpi.send ||
+        !mpi.recv) {
         snprintf(err, errlen, "%s: an MPI function is missing (MPI_Init, MPI_Gatherv...)",
                  mpi.name);
         return -1;

@@ -375,8 +375,8 @@ static char *read_output(const char *name)
     return s;
 }
 
-/* Byte for byte the serial export, for every process count; `extra` is an
- * option pair (a selection) or NULL. */
+/* Byte for byte the serial export, for every process count; opt/value is
+ * an option and its value (a selection), or NULL. */
 static void export_matches_serial(const char *family, const char *format, const char *opt,
                                   const char *value)
 {
@@ -389,17 +389,16 @@ static void export_matches_serial(const char *family, const char *format, const 
                         : scopeprof(NULL, 0, ARGS("export", format, "ranks", "-o", out), NULL);
     cr_assert_eq(serial.status, 0, "%s", serial.err);
     char *want = read_output(out);
-    size_t want_len = strlen(want); /* folded is text; perfetto compared below by size too */
     FILE *f = fopen(in_dir(out), "rb");
     fseek(f, 0, SEEK_END);
     long want_size = ftell(f);
     fclose(f);
     static const int counts[] = {1, 2, 4};
     for (int c = 0; c < 3; c++) {
-        result r = opt ? scopeprof(family, counts[c],
-                                   ARGS("export", format, "ranks", "-o", dist_out, opt, value), NULL)
-                       : scopeprof(family, counts[c], ARGS("export", format, "ranks", "-o", dist_out),
-                                   NULL);
+        result r = opt ? scopeprof(family, counts[c], ARGS("export", format, "ranks", "-o",
+                                                           dist_out, opt, value), NULL)
+                       : scopeprof(family, counts[c], ARGS("export", format, "ranks", "-o",
+                                                           dist_out), NULL);
         cr_assert_eq(r.status, 0, "%d processes: %s", counts[c], r.err);
         char expected_out[96];
         snprintf(expected_out, sizeof expected_out, "wrote %s\n", dist_out);
@@ -421,7 +420,6 @@ static void export_matches_serial(const char *family, const char *format, const 
         remove(in_dir(dist_out));
         result_free(&r);
     }
-    (void)want_len;
     free(want);
     result_free(&serial);
 }
@@ -561,6 +559,22 @@ Test(dist, perfetto_of_a_list_out_of_rank_order, .timeout = 240)
     cr_expect_eq(ca, cb, "the traces differ at byte %ld", at);
     fclose(a);
     fclose(b);
+    result_free(&serial);
+    result_free(&r);
+}
+
+/* An output directory that does not exist: the serial line, naming the
+ * output (not a part), once. */
+Test(dist, merge_into_a_missing_directory_says_what_serial_says, .timeout = 240)
+{
+    write_run();
+    result serial = scopeprof(NULL, 0, ARGS("merge", "ranks", "-o", "missing/run.h5"), NULL);
+    cr_assert_eq(serial.status, 1);
+    result r = scopeprof("mpich", 2, ARGS("merge", "ranks", "-o", "missing/run.h5"), NULL);
+    cr_expect_neq(r.status, 0);
+    cr_expect_not_null(strstr(r.err, serial.err), "serial:\n%s\ndistributed:\n%s", serial.err,
+                       r.err);
+    cr_expect_null(strstr(r.err, ".part"), "%s", r.err);
     result_free(&serial);
     result_free(&r);
 }
