@@ -6,7 +6,8 @@
 # it extrapolates to for 16,384 rank files (docs/distributed.md reads these
 # figures for P processes on more nodes).  The outputs of perfetto and folded
 # are checked to be the serial bytes.  `report` is timed serially only: under a
-# launcher it runs on process 0 alone.
+# launcher it runs on process 0 alone.  The last row, "launch", is the fixed
+# cost of starting P processes with MPI (one file exported).
 #
 # usage: scripts/bench/dist/run.sh BUILD_DIR [N=1024] [E=10000] [P=2] [LAUNCHER=mpich|openmpi]
 set -eu
@@ -57,6 +58,15 @@ for what in merge perfetto folded; do
         per = s / n * 1000
         printf "%-10s %9.2f %9.2f %7.2fx %12.2f %16.0f\n", w, s, p, s / p, per, s / n * 16384 }'
 done
+# The fixed cost of a launch: one rank file exported under the launcher
+# (start, MPI_Init, MPI_Finalize), against the same serially.
+one=ranks/$(ls ranks | head -n 1)
+serial=$(seconds "$scopeprof" export folded "$one" -o out.folded)
+parallel=$(seconds $launch "$scopeprof" export folded "$one" -o out.folded)
+rm -f out.folded
+awk -v s="$serial" -v p="$parallel" 'BEGIN {
+    printf "%-10s %9.2f %9.2f %8s %12s %16s   (one file: the launch cost)\n", "launch", s, p,
+           "-", "-", "-" }'
 serial=$(seconds "$scopeprof" report ranks)
 awk -v s="$serial" -v n="$n" 'BEGIN {
     printf "%-10s %9.2f %9s %8s %12.2f %16.0f\n", "report", s, "-", "-", s / n * 1000,
