@@ -52,6 +52,11 @@ void sp_dist_gather_free(uint8_t **parts, size_t *lens);
  * first, then the bytes in pieces); *buf malloc'd. */
 int sp_dist_send(const void *buf, size_t len, int dest);
 int sp_dist_recv(uint8_t **buf, size_t *len, int source);
+/* A token to `dest`, and waiting for one from `source` without spinning
+ * (probes 2 ms apart): for the processes that wait while process 0 works
+ * alone. */
+int sp_dist_signal(int dest);
+int sp_dist_wait(int source);
 /* MPI_Abort(MPI_COMM_WORLD, code): a process that cannot go on. */
 void sp_dist_abort(int code);
 

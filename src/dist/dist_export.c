@@ -225,7 +225,8 @@ int sp_dist_export(const sp_dist_session *s, int format, const sp_profile *p,
         for (int k = 1; k < s->size; k++) {
             uint8_t *data;
             size_t len;
-            if (sp_dist_recv(&data, &len, k) < 0) {
+            /* k waits asleep until its part is wanted (see sp_dist_wait) */
+            if (sp_dist_signal(k) < 0 || sp_dist_recv(&data, &len, k) < 0) {
                 if (rc == 0)
                     snprintf(why, sizeof why, "MPI failed receiving the part of process %d", k);
                 rc = -1;
@@ -286,7 +287,9 @@ int sp_dist_export(const sp_dist_session *s, int format, const sp_profile *p,
             sp_wire_str(&w, "out of memory");
             sp_wire_u64(&w, 0);
         }
-        rc = sp_dist_send(w.data, w.len, 0);
+        rc = sp_dist_wait(0);
+        if (rc == 0)
+            rc = sp_dist_send(w.data, w.len, 0);
         sp_wire_free(&w);
         if (rc == 0)
             rc = part_rc;

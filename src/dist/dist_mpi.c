@@ -7,6 +7,7 @@
  * its mpi.h.  Every call goes through one function per family below. */
 #include <dlfcn.h>
 #include <limits.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,8 @@ typedef int (*o_recv)(void *buf, int count, void *type, int source, int tag, voi
 typedef int (*m_send)(const void *buf, int count, int type, int dest, int tag, int comm);
 typedef int (*m_recv)(void *buf, int count, int type, int source, int tag, int comm,
                       void *status);
+typedef int (*o_iprobe)(int source, int tag, void *comm, int *flag, void *status);
+typedef int (*m_iprobe)(int source, int tag, int comm, int *flag, void *status);
 typedef int (*init_fn)(int *argc, char ***argv);
 typedef int (*flag_fn)(int *flag);
 typedef int (*void_fn)(void);
@@ -53,6 +56,7 @@ static struct {
     void *library;
     void *o_world, *o_byte;
     void *comm_rank, *comm_size, *barrier, *abort, *bcast, *gather, *gatherv, *send, *recv;
+    void *iprobe;
     void_fn finalize;
     flag_fn finalized;
     int rank, size, started;
@@ -135,6 +139,7 @@ int sp_dist_mpi_start(char *err, size_t errlen)
     mpi.gatherv = sym("MPI_Gatherv");
     mpi.send = sym("MPI_Send");
     mpi.recv = sym("MPI_Recv");
+    mpi.iprobe = sym("MPI_Iprobe");
     if (mpi.family == FAMILY_NONE) {
         snprintf(err, errlen, "%s: neither Open MPI nor MPICH (no ompi_mpi_comm_world, no "
                  "MPIR_Init_thread)", mpi.name);
@@ -142,7 +147,7 @@ int sp_dist_mpi_start(char *err, size_t errlen)
     }
     if (!init || !initialized || !mpi.finalize || !mpi.comm_rank || !mpi.comm_size ||
         !mpi.barrier || !mpi.abort || !mpi.bcast || !mpi.gather || !mpi.gatherv || !mpi.send ||
-        !mpi.recv) {
+        !mpi.recv || !mpi.iprobe) {
         snprintf(err, errlen, "%s: an MPI function is missing (MPI_Init, MPI_Gatherv...)",
                  mpi.name);
         return -1;
@@ -321,23 +326,64 @@ int sp_dist_gather(const void *buf, size_t len, uint8_t ***parts_out, size_t **l
 /* Tag of the messages of sp_dist_send/sp_dist_recv. */
 #define TAG 7171
 
-static int send_bytes(const void *buf, int count, int dest)
+/* Tag of the tokens of sp_dist_signal/sp_dist_wait. */
+#define TOKEN_TAG 7172
+
+static int send_tagged(const void *buf, int count, int dest, int tag)
 {
     if (mpi.family == FAMILY_OPENMPI)
-        return ((o_send)mpi.send)(buf, count, mpi.o_byte, dest, TAG, mpi.o_world) ? -1 : 0;
-    return ((m_send)mpi.send)(buf, count, MPICH_BYTE, dest, TAG, MPICH_COMM_WORLD) ? -1 : 0;
+        return ((o_send)mpi.send)(buf, count, mpi.o_byte, dest, tag, mpi.o_world) ? -1 : 0;
+    return ((m_send)mpi.send)(buf, count, MPICH_BYTE, dest, tag, MPICH_COMM_WORLD) ? -1 : 0;
 }
 
 /* The status is written, never read: room for either family's MPI_Status
  * (MPI_STATUS_IGNORE differs between them). */
-static int recv_bytes(void *buf, int count, int source)
+static int recv_tagged(void *buf, int count, int source, int tag)
 {
     uint64_t status[16];
     if (mpi.family == FAMILY_OPENMPI)
-        return ((o_recv)mpi.recv)(buf, count, mpi.o_byte, source, TAG, mpi.o_world, status)
+        return ((o_recv)mpi.recv)(buf, count, mpi.o_byte, source, tag, mpi.o_world, status)
                    ? -1 : 0;
-    return ((m_recv)mpi.recv)(buf, count, MPICH_BYTE, source, TAG, MPICH_COMM_WORLD, status)
+    return ((m_recv)mpi.recv)(buf, count, MPICH_BYTE, source, tag, MPICH_COMM_WORLD, status)
                ? -1 : 0;
+}
+
+static int send_bytes(const void *buf, int count, int dest)
+{
+    return send_tagged(buf, count, dest, TAG);
+}
+
+static int recv_bytes(void *buf, int count, int source)
+{
+    return recv_tagged(buf, count, source, TAG);
+}
+
+int sp_dist_signal(int dest)
+{
+    static const uint8_t token = 1;
+    return send_tagged(&token, 1, dest, TOKEN_TAG);
+}
+
+/* Polls with a sleep between probes: a blocking receive would spin on a
+ * core (both MPIs busy-wait), taking CPU from the process still working
+ * on a shared node. */
+int sp_dist_wait(int source)
+{
+    uint64_t status[16];
+    int flag = 0;
+    struct timespec nap = {0, 2000000}; /* 2 ms: nothing here is latency-bound */
+    while (!flag) {
+        int rc = mpi.family == FAMILY_OPENMPI
+                     ? ((o_iprobe)mpi.iprobe)(source, TOKEN_TAG, mpi.o_world, &flag, status)
+                     : ((m_iprobe)mpi.iprobe)(source, TOKEN_TAG, MPICH_COMM_WORLD, &flag,
+                                              status);
+        if (rc != 0)
+            return -1;
+        if (!flag)
+            nanosleep(&nap, NULL);
+    }
+    uint8_t token;
+    return recv_tagged(&token, 1, source, TOKEN_TAG);
 }
 
 int sp_dist_send(const void *buf, size_t len, int dest)

@@ -31,8 +31,18 @@ enum sp_dist_mode sp_dist_session_begin(sp_dist_session *s, const char *cmd)
     return SP_DIST_PARALLEL;
 }
 
+/* MPI_Finalize waits for every process, spinning: the others would take
+ * CPU from process 0 for as long as it merges or writes alone.  So they
+ * wait for its token first, asleep between probes. */
 void sp_dist_session_end(sp_dist_session *s)
 {
+    if (s->mpi && s->size > 1) {
+        if (s->rank == 0)
+            for (int k = 1; k < s->size; k++)
+                sp_dist_signal(k);
+        else
+            sp_dist_wait(0);
+    }
     if (s->mpi)
         sp_dist_mpi_finish();
     s->mpi = 0;
