@@ -131,6 +131,30 @@ typedef enum sp_report_sort {
     SP_SORT_NAME
 } sp_report_sort;
 
+/* sp_report_build_stream shared with other processes that run the same
+ * command on the same inputs (src/cli: the processes of an MPI launcher).
+ * Selected rank k belongs to process k % count; each process streams its
+ * own ranks, and process 0 adds every rank's tree in rank order, fetching
+ * the others' from their owners, so the report is the serial one.  The
+ * transport is the caller's (the report knows no MPI):
+ *   fetch    on process 0: have process `from` send its next result; *buf
+ *            malloc'd.  0 or -1.
+ *   deliver  on another process: wait until process 0 wants the next
+ *            result, then send `buf`.  0 sent, 1 not wanted any more
+ *            (process 0 stopped: the caller ends), -1 failure.
+ * A process other than 0 gets a report it must not print. */
+typedef struct sp_report_remote {
+    int self, count;
+    int (*fetch)(void *ctx, int from, uint8_t **buf, size_t *len);
+    int (*deliver)(void *ctx, const void *buf, size_t len);
+    void *ctx;
+} sp_report_remote;
+
+/* On a process other than 0 after its report: answer every request process
+ * 0 still makes with "fall back" (this process has nothing more) until it
+ * says it wants no more.  0 or -1. */
+int sp_report_remote_drain(const sp_report_remote *remote);
+
 typedef struct sp_report_options {
     const sp_selection *selection; /* NULL: everything */
     int per_lane;             /* also build one tree per (rank, lane) */
@@ -142,6 +166,9 @@ typedef struct sp_report_options {
     void *on_rank_ctx;
     /* sp_report_build_stream: worker processes over the ranks (0, 1: none). */
     size_t jobs;
+    /* sp_report_build_stream: ranks shared with other processes (above);
+     * NULL: none.  Takes the place of jobs. */
+    const sp_report_remote *remote;
 } sp_report_options;
 
 typedef struct sp_report {

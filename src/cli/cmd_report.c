@@ -13,6 +13,7 @@
 #include "cli_util.h"
 #include "cmd_report_html.h"
 #include "commands.h"
+#include "dist/dist.h"
 #include "report_mpi_print.h"
 #include "scopeprof/analysis.h"
 #include "scopeprof/export.h"
@@ -49,7 +50,9 @@ static const char report_help[] =
     "                       csv: one table, --flat (default), --tree or\n"
     "                       --ranks-table (keys and columns: docs/compare.md)\n"
     "  -j, --jobs N         worker processes reading rank files (default: the\n"
-    "                       number of CPUs; the output is the same for every N)\n"
+    "                       number of CPUs; the output is the same for every N);\n"
+    "                       under an MPI launcher (mpirun -np N scopeprof report)\n"
+    "                       the N processes share the ranks instead\n"
     "  -o, --output FILE    write the report to FILE; FILE.html (or .htm) writes\n"
     "                       one self-contained HTML page instead of text (hotspots,\n"
     "                       call tree, flame graph, timeline, load balance,\n"
@@ -540,6 +543,11 @@ int cmd_report(int argc, char **argv)
     sp_report_mpi mpi;
     memset(&mpi, 0, sizeof mpi);
     int has_mpi = 0;
+    /* Under an MPI launcher (docs/distributed.md): the processes share the
+     * streamed report's ranks; process 0 prints. */
+    sp_dist_session dist = {0};
+    sp_dist_report remote = {0};
+    int shared = 0, worker = 0;
     if (!files || !run_of) {
         status = cli_file_error(CMD, NULL, "out of memory");
         goto out;
@@ -658,8 +666,20 @@ int cmd_report(int argc, char **argv)
             status = cli_file_error(CMD, files[k], "%s", strerror(errno));
             goto out;
         }
+    enum sp_dist_mode mode = sp_dist_session_begin(&dist, CMD);
+    if (mode == SP_DIST_STANDBY) {
+        status = 0;
+        goto out;
+    }
+    if (mode == SP_DIST_PARALLEL) {
+        sp_dist_report_init(&remote, &dist);
+        opt.remote = &remote.remote;
+        shared = 1;
+        worker = dist.rank != 0;
+    }
     if (html) {
-        status = cmd_report_html(files, num_files, run_of, num_runs, &sel, out_path);
+        /* one document: process 0 alone */
+        status = worker ? 0 : cmd_report_html(files, num_files, run_of, num_runs, &sel, out_path);
         goto out;
     }
     char err[1024];
@@ -676,6 +696,19 @@ int cmd_report(int argc, char **argv)
     if (!(force && !strcmp(force, "1")) &&
         sp_run_source_open(&source, (const char *const *)files, num_files, err, sizeof err) == 0) {
         int rc = sp_report_build_stream(&source, &opt, &report, err, sizeof err);
+        if (shared) {
+            /* The others have given what process 0 wanted; they print nothing. */
+            sp_dist_report_finish(&remote);
+            shared = 0;
+            if (worker) {
+                const char *trace = getenv("SCOPEPROF_REPORT_TRACE");
+                if (trace && !strcmp(trace, "1"))
+                    fprintf(stderr, "scopeprof report: process %d streamed %zu ranks\n",
+                            dist.rank, remote.sent);
+                status = 0;
+                goto out;
+            }
+        }
         if (rc < 0) {
             status = cli_file_error(CMD, NULL, "%s", err);
             goto out;
@@ -690,6 +723,14 @@ int cmd_report(int argc, char **argv)
             sp_run_source_close(&source);
         else
             profile = source.profile;
+    }
+    if (shared) { /* the stream was not tried: nothing for the others to give */
+        sp_dist_report_finish(&remote);
+        shared = 0;
+    }
+    if (worker) {
+        status = 0;
+        goto out;
     }
     if (!streamed) {
         profile = sp_load_run((const char *const *)files, num_files, err, sizeof err);
@@ -753,6 +794,9 @@ int cmd_report(int argc, char **argv)
                  ? 0
                  : cli_file_error(CMD, NULL, "cannot write the report: %s", strerror(errno));
 out:
+    if (shared)
+        sp_dist_report_finish(&remote);
+    sp_dist_session_end(&dist);
     sp_report_mpi_free(&mpi);
     if (text_out && fclose(text_out) != 0 && status == 0)
         status = cli_file_error(CMD, out_path, "write failed: %s", strerror(errno));

@@ -12,6 +12,7 @@
 
 #include "scopeprof/export.h"
 #include "scopeprof/profile.h"
+#include "scopeprof/report.h"
 
 /* ---- the launcher (dist_launch.c) ----------------------------------------- */
 
@@ -52,6 +53,9 @@ void sp_dist_gather_free(uint8_t **parts, size_t *lens);
  * first, then the bytes in pieces); *buf malloc'd. */
 int sp_dist_send(const void *buf, size_t len, int dest);
 int sp_dist_recv(uint8_t **buf, size_t *len, int source);
+/* The same, sleeping between probes until the buffer starts to arrive
+ * (for a process that may wait long: see sp_dist_wait). */
+int sp_dist_recv_waiting(uint8_t **buf, size_t *len, int source);
 /* A token to `dest`, and waiting for one from `source` without spinning
  * (probes 2 ms apart): for the processes that wait while process 0 works
  * alone. */
@@ -98,6 +102,21 @@ int sp_dist_load_run(const sp_dist_session *s, char **files, size_t count, sp_pr
                      char *err, size_t errlen);
 
 /* ---- the commands (dist_merge.c, dist_export.c, dist_report.c) ------------ */
+
+/* `report`: the transport of sp_report_remote over MPI.  Process 0 asks a
+ * process for its next rank's tree with a one-byte message (1) and
+ * receives it; the others wait (asleep) for the question, answer, and stop
+ * at a 0, which process 0 sends every other process once, at the end
+ * (sp_dist_report_finish), whatever path its report took. */
+typedef struct sp_dist_report {
+    sp_report_remote remote;
+    int stopped;              /* a process other than 0 got the 0 */
+    size_t sent;              /* trees this process gave process 0 */
+} sp_dist_report;
+void sp_dist_report_init(sp_dist_report *r, const sp_dist_session *s);
+/* Process 0: tell every other process it wants no more.  Others: answer
+ * what process 0 still asks ("nothing more") until then.  0 or -1. */
+int sp_dist_report_finish(sp_dist_report *r);
 
 /* `merge`: files (expanded) split over the processes; each merges its block
  * into a hidden part next to output, process 0 merges the parts in order,

@@ -367,21 +367,27 @@ int sp_dist_signal(int dest)
 /* Polls with a sleep between probes: a blocking receive would spin on a
  * core (both MPIs busy-wait), taking CPU from the process still working
  * on a shared node. */
-int sp_dist_wait(int source)
+static int wait_for(int source, int tag)
 {
     uint64_t status[16];
     int flag = 0;
     struct timespec nap = {0, 2000000}; /* 2 ms: nothing here is latency-bound */
     while (!flag) {
         int rc = mpi.family == FAMILY_OPENMPI
-                     ? ((o_iprobe)mpi.iprobe)(source, TOKEN_TAG, mpi.o_world, &flag, status)
-                     : ((m_iprobe)mpi.iprobe)(source, TOKEN_TAG, MPICH_COMM_WORLD, &flag,
-                                              status);
+                     ? ((o_iprobe)mpi.iprobe)(source, tag, mpi.o_world, &flag, status)
+                     : ((m_iprobe)mpi.iprobe)(source, tag, MPICH_COMM_WORLD, &flag, status);
         if (rc != 0)
             return -1;
         if (!flag)
             nanosleep(&nap, NULL);
     }
+    return 0;
+}
+
+int sp_dist_wait(int source)
+{
+    if (wait_for(source, TOKEN_TAG) != 0)
+        return -1;
     uint8_t token;
     return recv_tagged(&token, 1, source, TOKEN_TAG);
 }
@@ -398,6 +404,13 @@ int sp_dist_send(const void *buf, size_t len, int dest)
         done += k;
     }
     return 0;
+}
+
+int sp_dist_recv_waiting(uint8_t **buf, size_t *len, int source)
+{
+    *buf = NULL;
+    *len = 0;
+    return wait_for(source, TAG) == 0 ? sp_dist_recv(buf, len, source) : -1;
 }
 
 int sp_dist_recv(uint8_t **buf, size_t *len, int source)

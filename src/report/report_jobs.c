@@ -26,115 +26,51 @@ typedef struct result_header {
     uint64_t why_len;
 } result_header;
 
-static int write_all(int fd, const void *buf, size_t n)
+static int put(FILE *f, const void *buf, size_t n)
 {
-    const char *p = buf;
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
+    return n && fwrite(buf, 1, n, f) != n ? -1 : 0;
 }
 
-static int read_all(int fd, void *buf, size_t n)
+static int get(FILE *f, void *buf, size_t n)
 {
-    char *p = buf;
-    while (n) {
-        ssize_t r = read(fd, p, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
+    return n && fread(buf, 1, n, f) != n ? -1 : 0;
 }
 
-/* In the worker: its ranks, one result each. */
-static void worker_run(sp_report_jobs *jobs, sp_report *report, const sp_report_options *opt,
-                       size_t w, int fd)
+/* One rank's result on a stream (a worker's pipe, or a buffer sent to
+ * process 0 by another process of the launcher): 0 or -1. */
+static int write_result(FILE *f, int rc, uint32_t rank, const sp_rank_result *result,
+                        const sp_rank_extra *extra, const char *why)
 {
-    for (size_t k = w; k < report->num_ranks; k += jobs->count) {
-        sp_rank_result result;
-        sp_rank_extra extra = {INT64_MAX, INT64_MIN, 0, NULL, NULL};
-        char why[1024] = "";
-        int rc = jobs->compute(jobs->ctx, report, opt, report->ranks[k], &result, &extra, why,
-                               sizeof why);
-        result_header h = {.status = rc, .rank = report->ranks[k],
-                           .num_nodes = rc == 0 ? result.tree.num_nodes : 0,
-                           .first_start = extra.first_start, .last_end = extra.last_end,
-                           .num_thread_slots = rc == 0 ? extra.num_thread_slots : 0,
-                           .why_len = rc != 0 ? strlen(why) : 0};
-        int bad = write_all(fd, &h, sizeof h) ||
-                  (h.num_nodes &&
-                   write_all(fd, result.tree.nodes, h.num_nodes * sizeof *result.tree.nodes)) ||
-                  (h.num_thread_slots &&
-                   (write_all(fd, extra.thread_calls, h.num_thread_slots * sizeof(uint64_t)) ||
-                    write_all(fd, extra.thread_busy, h.num_thread_slots * sizeof(int64_t)))) ||
-                  (h.why_len && write_all(fd, why, h.why_len));
-        if (rc == 0)
-            sp_rank_result_free(&result);
-        free(extra.thread_calls);
-        free(extra.thread_busy);
-        if (bad || rc != 0)
-            return;
-    }
+    result_header h = {.status = rc, .rank = rank,
+                       .num_nodes = rc == 0 ? result->tree.num_nodes : 0,
+                       .first_start = extra->first_start, .last_end = extra->last_end,
+                       .num_thread_slots = rc == 0 ? extra->num_thread_slots : 0,
+                       .why_len = rc != 0 ? strlen(why) : 0};
+    return put(f, &h, sizeof h) ||
+                   (h.num_nodes &&
+                    put(f, result->tree.nodes, h.num_nodes * sizeof *result->tree.nodes)) ||
+                   (h.num_thread_slots &&
+                    (put(f, extra->thread_calls, h.num_thread_slots * sizeof(uint64_t)) ||
+                     put(f, extra->thread_busy, h.num_thread_slots * sizeof(int64_t)))) ||
+                   (h.why_len && put(f, why, h.why_len)) || fflush(f) != 0
+               ? -1
+               : 0;
 }
 
-int sp_report_jobs_start(sp_report_jobs *jobs, sp_report *report, const sp_report_options *opt)
-{
-    jobs->pid = calloc(jobs->count, sizeof *jobs->pid);
-    jobs->fd = malloc(jobs->count * sizeof *jobs->fd);
-    if (!jobs->pid || !jobs->fd)
-        return -1;
-    for (size_t w = 0; w < jobs->count; w++)
-        jobs->fd[w] = -1;
-    for (size_t w = 0; w < jobs->count; w++) {
-        int p[2];
-        if (pipe(p) != 0)
-            return -1;
-        pid_t pid = fork();
-        if (pid < 0) {
-            close(p[0]);
-            close(p[1]);
-            return -1;
-        }
-        if (pid == 0) {
-            close(p[0]);
-            for (size_t v = 0; v < w; v++)
-                close(jobs->fd[v]);
-            signal(SIGPIPE, SIG_DFL);
-            worker_run(jobs, report, opt, w, p[1]);
-            close(p[1]);
-            _exit(0);
-        }
-        close(p[1]);
-        jobs->pid[w] = pid;
-        jobs->fd[w] = p[0];
-    }
-    return 0;
-}
-
-int sp_report_jobs_next(sp_report_jobs *jobs, size_t k, sp_rank_result *out,
-                        sp_rank_extra *extra, char *why, size_t whylen)
+/* The result written by write_result: 0, 1 (fall back, why set), -1. */
+static int read_result(FILE *f, sp_rank_result *out, sp_rank_extra *extra, char *why,
+                       size_t whylen)
 {
     memset(out, 0, sizeof *out);
-    int fd = jobs->fd[k % jobs->count];
     result_header h;
-    if (read_all(fd, &h, sizeof h) != 0) {
+    if (get(f, &h, sizeof h) != 0) {
         snprintf(why, whylen, "a report worker ended early");
         return 1;
     }
     if (h.status != 0) {
         size_t n = h.why_len < whylen ? (size_t)h.why_len : whylen - 1;
         why[0] = '\0';
-        if (read_all(fd, why, n) == 0)
+        if (get(f, why, n) == 0)
             why[n] = '\0';
         return h.status > 0 ? 1 : -1;
     }
@@ -144,7 +80,7 @@ int sp_report_jobs_next(sp_report_jobs *jobs, size_t k, sp_rank_result *out,
     out->has_tree = 1;
     for (uint64_t n = 0; n < h.num_nodes; n++) {
         sp_report_node node;
-        if (read_all(fd, &node, sizeof node) != 0) {
+        if (get(f, &node, sizeof node) != 0) {
             snprintf(why, whylen, "a report worker ended early");
             return 1;
         }
@@ -167,19 +103,89 @@ int sp_report_jobs_next(sp_report_jobs *jobs, size_t k, sp_rank_result *out,
     if (!extra->thread_calls || !extra->thread_busy)
         return -1;
     if (h.num_thread_slots &&
-        (read_all(fd, extra->thread_calls, h.num_thread_slots * sizeof(uint64_t)) ||
-         read_all(fd, extra->thread_busy, h.num_thread_slots * sizeof(int64_t)))) {
+        (get(f, extra->thread_calls, h.num_thread_slots * sizeof(uint64_t)) ||
+         get(f, extra->thread_busy, h.num_thread_slots * sizeof(int64_t)))) {
         snprintf(why, whylen, "a report worker ended early");
         return 1;
     }
     return 0;
 }
 
+/* In the worker: its ranks, one result each. */
+static void worker_run(sp_report_jobs *jobs, sp_report *report, const sp_report_options *opt,
+                       size_t w, FILE *out)
+{
+    for (size_t k = w; k < report->num_ranks; k += jobs->count) {
+        sp_rank_result result;
+        sp_rank_extra extra = {INT64_MAX, INT64_MIN, 0, NULL, NULL};
+        char why[1024] = "";
+        int rc = jobs->compute(jobs->ctx, report, opt, report->ranks[k], &result, &extra, why,
+                               sizeof why);
+        int bad = write_result(out, rc, report->ranks[k], &result, &extra, why);
+        if (rc == 0)
+            sp_rank_result_free(&result);
+        free(extra.thread_calls);
+        free(extra.thread_busy);
+        if (bad || rc != 0)
+            return;
+    }
+}
+
+int sp_report_jobs_start(sp_report_jobs *jobs, sp_report *report, const sp_report_options *opt)
+{
+    jobs->pid = calloc(jobs->count, sizeof *jobs->pid);
+    jobs->fd = malloc(jobs->count * sizeof *jobs->fd);
+    jobs->in = calloc(jobs->count, sizeof *jobs->in);
+    if (!jobs->pid || !jobs->fd || !jobs->in)
+        return -1;
+    for (size_t w = 0; w < jobs->count; w++)
+        jobs->fd[w] = -1;
+    for (size_t w = 0; w < jobs->count; w++) {
+        int p[2];
+        if (pipe(p) != 0)
+            return -1;
+        pid_t pid = fork();
+        if (pid < 0) {
+            close(p[0]);
+            close(p[1]);
+            return -1;
+        }
+        if (pid == 0) {
+            close(p[0]);
+            for (size_t v = 0; v < w; v++)
+                close(jobs->fd[v]);
+            signal(SIGPIPE, SIG_DFL);
+            FILE *out = fdopen(p[1], "w");
+            if (out) {
+                worker_run(jobs, report, opt, w, out);
+                fclose(out);
+            }
+            _exit(0);
+        }
+        close(p[1]);
+        jobs->pid[w] = pid;
+        jobs->fd[w] = p[0];
+        if (!(jobs->in[w] = fdopen(p[0], "r")))
+            return -1;
+    }
+    return 0;
+}
+
+int sp_report_jobs_next(sp_report_jobs *jobs, size_t k, sp_rank_result *out,
+                        sp_rank_extra *extra, char *why, size_t whylen)
+{
+    return read_result(jobs->in[k % jobs->count], out, extra, why, whylen);
+}
+
 void sp_report_jobs_stop(sp_report_jobs *jobs)
 {
-    for (size_t w = 0; jobs->fd && w < jobs->count; w++)
-        if (jobs->fd[w] >= 0)
-            close(jobs->fd[w]); /* a worker still writing gets EPIPE and ends */
+    for (size_t w = 0; jobs->fd && w < jobs->count; w++) {
+        /* a worker still writing gets EPIPE and ends */
+        if (jobs->in && jobs->in[w])
+            fclose(jobs->in[w]);
+        else if (jobs->fd[w] >= 0)
+            close(jobs->fd[w]);
+    }
     for (size_t w = 0; jobs->pid && w < jobs->count; w++)
         if (jobs->pid[w] > 0) {
             int status;
@@ -188,6 +194,60 @@ void sp_report_jobs_stop(sp_report_jobs *jobs)
         }
     free(jobs->pid);
     free(jobs->fd);
+    free(jobs->in);
     jobs->pid = NULL;
     jobs->fd = NULL;
+    jobs->in = NULL;
+}
+
+/* ---- other processes of a launcher (sp_report_remote) ---------------------- */
+
+int sp_report_remote_fetch(const sp_report_remote *remote, int from, sp_rank_result *out,
+                           sp_rank_extra *extra, char *why, size_t whylen)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    memset(out, 0, sizeof *out);
+    if (remote->fetch(remote->ctx, from, &buf, &len) != 0) {
+        free(buf);
+        snprintf(why, whylen, "cannot receive a rank's tree from process %d", from);
+        return -1;
+    }
+    FILE *f = len ? fmemopen(buf, len, "rb") : NULL;
+    int rc = f ? read_result(f, out, extra, why, whylen) : -1;
+    if (!f)
+        snprintf(why, whylen, "process %d sent nothing", from);
+    if (f)
+        fclose(f);
+    free(buf);
+    return rc;
+}
+
+int sp_report_remote_send(const sp_report_remote *remote, int rc, uint32_t rank,
+                          const sp_rank_result *result, const sp_rank_extra *extra,
+                          const char *why)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return -1;
+    int bad = write_result(f, rc, rank, result, extra, why);
+    if (fclose(f) != 0)
+        bad = -1;
+    int sent = bad ? -1 : remote->deliver(remote->ctx, buf, len);
+    free(buf);
+    return sent;
+}
+
+int sp_report_remote_drain(const sp_report_remote *remote)
+{
+    static const sp_rank_extra none = {INT64_MAX, INT64_MIN, 0, NULL, NULL};
+    char why[64];
+    snprintf(why, sizeof why, "process %d has no more ranks", remote->self);
+    for (;;) {
+        int rc = sp_report_remote_send(remote, 1, 0, NULL, &none, why);
+        if (rc != 0)
+            return rc > 0 ? 0 : -1;
+    }
 }

@@ -2,6 +2,7 @@
 #ifndef SCOPEPROF_REPORT_JOBS_H
 #define SCOPEPROF_REPORT_JOBS_H
 
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "report/report_internal.h"
@@ -22,6 +23,7 @@ typedef struct sp_report_jobs {
     void *ctx;
     pid_t *pid;
     int *fd;
+    FILE **in;                /* fd as streams */
 } sp_report_jobs;
 
 /* Fork the workers over report->ranks.  0 or -1 (then stop what started). */
@@ -32,5 +34,15 @@ int sp_report_jobs_next(sp_report_jobs *jobs, size_t k, sp_rank_result *out,
                         sp_rank_extra *extra, char *why, size_t whylen);
 /* Close the pipes and reap every worker. */
 void sp_report_jobs_stop(sp_report_jobs *jobs);
+
+/* Through sp_report_remote (other processes of a launcher): on process 0,
+ * the next result of process `from` (as sp_report_jobs_next); on the
+ * others, send one (rc, why as the worker's compute returned them): 0, 1
+ * not wanted any more, -1. */
+int sp_report_remote_fetch(const sp_report_remote *remote, int from, sp_rank_result *out,
+                           sp_rank_extra *extra, char *why, size_t whylen);
+int sp_report_remote_send(const sp_report_remote *remote, int rc, uint32_t rank,
+                          const sp_rank_result *result, const sp_rank_extra *extra,
+                          const char *why);
 
 #endif

@@ -275,7 +275,31 @@ static int rank_tree_streamed(void *ctx, sp_report *report, const sp_report_opti
     stream_ctx *c = ctx;
     sp_rank_extra extra = {INT64_MAX, INT64_MIN, 0, NULL, NULL};
     int rc;
-    if (c->jobs.count > 1 && report->num_ranks > 1) {
+    const sp_report_remote *remote = opt->remote;
+    if (remote && remote->count > 1) {
+        /* Selected rank k is process k % count's (sp_report_remote). */
+        size_t k = c->next_rank++;
+        int owner = (int)(k % (size_t)remote->count);
+        if (owner == remote->self) {
+            rc = stream_one_rank(c, report, opt, rank, out, &extra, c->why, c->whylen);
+            if (remote->self != 0) {
+                int sent = sp_report_remote_send(remote, rc, rank, out, &extra, c->why);
+                if (sent != 0 && rc == 0) { /* process 0 wants no more: stop here */
+                    snprintf(c->why, c->whylen, "process 0 stopped asking");
+                    sp_rank_result_free(out);
+                    rc = 1;
+                }
+            }
+        } else if (remote->self == 0) {
+            rc = sp_report_remote_fetch(remote, owner, out, &extra, c->why, c->whylen);
+        } else {
+            /* Another process's rank: an empty tree (this report is not printed). */
+            memset(out, 0, sizeof *out);
+            out->rank = rank;
+            rc = sp_report_tree_init(&out->tree, rank, SP_REPORT_ALL_LANES) == 0 ? 0 : -1;
+            out->has_tree = rc == 0;
+        }
+    } else if (c->jobs.count > 1 && report->num_ranks > 1) {
         if (!c->jobs_started) {
             c->jobs_started = 1;
             if (sp_report_jobs_start(&c->jobs, report, opt) != 0) {

@@ -507,31 +507,84 @@ Test(dist, chrome_under_a_launcher_is_written_by_process_0, .timeout = 240)
 
 /* ---- report ------------------------------------------------------------------ */
 
-/* Not spread over the processes yet: printed once, by process 0, with one
- * warning line saying so. */
-static void report_is_printed_once(const char *family)
+/* Shared over the processes (rank k streamed by process k % N, the trees
+ * added in rank order by process 0): the serial report, printed once;
+ * SCOPEPROF_REPORT_TRACE says the streamed path ran (only process 0 says
+ * anything). */
+static void report_is_the_serial_report(const char *family, const char *opt, const char *value,
+                                        size_t selected)
+{
+    write_run();
+    result serial = opt ? scopeprof(NULL, 0, ARGS("report", "ranks", opt, value),
+                                    ARGS("NO_COLOR=1", "SCOPEPROF_REPORT_TRACE=1"))
+                        : scopeprof(NULL, 0, ARGS("report", "ranks"),
+                                    ARGS("NO_COLOR=1", "SCOPEPROF_REPORT_TRACE=1"));
+    cr_assert_eq(serial.status, 0, "%s", serial.err);
+    cr_assert_str_eq(serial.err, "scopeprof report: streamed\n");
+    static const int counts[] = {1, 2, 4};
+    for (int c = 0; c < 3; c++) {
+        result r = opt ? scopeprof(family, counts[c], ARGS("report", "ranks", opt, value),
+                                   ARGS("NO_COLOR=1", "SCOPEPROF_REPORT_TRACE=1"))
+                       : scopeprof(family, counts[c], ARGS("report", "ranks"),
+                                   ARGS("NO_COLOR=1", "SCOPEPROF_REPORT_TRACE=1"));
+        cr_expect_eq(r.status, 0, "%d processes: %s", counts[c], r.err);
+        cr_expect_str_eq(r.out, serial.out, "%d processes", counts[c]);
+        /* process 0's line, and each other process's share of the selected
+         * ranks: k % N (the lines of several processes come in any order) */
+        cr_expect_not_null(strstr(r.err, "scopeprof report: streamed\n"), "%s", r.err);
+        size_t lines = 0;
+        for (const char *q = r.err; *q; q++)
+            lines += *q == '\n';
+        cr_expect_eq(lines, (size_t)counts[c], "%d processes: %s", counts[c], r.err);
+        for (int p = 1; p < counts[c]; p++) {
+            size_t share = 0;
+            for (size_t k = 0; k < selected; k++)
+                share += (int)(k % (size_t)counts[c]) == p;
+            char line[96];
+            snprintf(line, sizeof line, "scopeprof report: process %d streamed %zu ranks\n", p,
+                     share);
+            cr_expect_not_null(strstr(r.err, line), "%d processes, no '%s' in: %s", counts[c],
+                               line, r.err);
+        }
+        result_free(&r);
+    }
+    result_free(&serial);
+}
+
+Test(dist, report_under_open_mpi_is_the_serial_report, .timeout = 240)
+{
+    report_is_the_serial_report("openmpi", NULL, NULL, 5);
+}
+
+Test(dist, report_under_mpich_is_the_serial_report, .timeout = 240)
+{
+    report_is_the_serial_report("mpich", NULL, NULL, 5);
+}
+
+Test(dist, report_of_a_selection_under_mpich, .timeout = 240)
+{
+    report_is_the_serial_report("mpich", "--ranks", "1,3,4", 3);
+}
+
+Test(dist, report_as_json_under_open_mpi, .timeout = 240)
+{
+    report_is_the_serial_report("openmpi", "--format", "json", 5);
+}
+
+/* The in-memory path (forced here, as for a file the stream cannot take):
+ * process 0 alone, the others give nothing and print nothing. */
+Test(dist, report_in_memory_under_mpich_is_printed_once, .timeout = 240)
 {
     write_run();
     result serial = scopeprof(NULL, 0, ARGS("report", "ranks"), ARGS("NO_COLOR=1"));
     cr_assert_eq(serial.status, 0, "%s", serial.err);
-    result r = scopeprof(family, 2, ARGS("report", "ranks"), ARGS("NO_COLOR=1"));
+    result r = scopeprof("mpich", 4, ARGS("report", "ranks"),
+                         ARGS("NO_COLOR=1", "SCOPEPROF_REPORT_IN_MEMORY=1"));
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect_str_eq(r.out, serial.out);
-    cr_expect_str_eq(r.err, "scopeprof report: warning: not spread over the MPI launcher's "
-                            "processes yet; process 0 reports alone (merge and export "
-                            "folded|csv use them all)\n");
+    cr_expect_str_eq(r.err, "");
     result_free(&serial);
     result_free(&r);
-}
-
-Test(dist, report_under_open_mpi_is_printed_once, .timeout = 240)
-{
-    report_is_printed_once("openmpi");
-}
-
-Test(dist, report_under_mpich_is_printed_once, .timeout = 240)
-{
-    report_is_printed_once("mpich");
 }
 
 /* A list out of rank order: the blocks' ranks overlap, process 0 exports
