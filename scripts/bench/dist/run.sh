@@ -1,13 +1,14 @@
 #!/bin/sh
-# `scopeprof merge`, `export perfetto` and `export folded` of N synthetic rank
+# `scopeprof merge`, `report` and `export folded` of N synthetic rank
 # files (gen_ranks.py, E calls each): serial, then under an MPI launcher with
 # P processes, in the same run; prints the seconds of each, the speed-up
 # (serial / P processes), the serial cost per rank file and the serial time
 # it extrapolates to for 16,384 rank files (docs/distributed.md reads these
-# figures for P processes on more nodes).  The outputs of perfetto and folded
-# are checked to be the serial bytes.  `report` is timed serially only: under a
-# launcher it runs on process 0 alone, and so does `export perfetto` since the
-# exporter writes every lane on one packet sequence (docs/distributed.md).  The last row, "launch", is the fixed
+# figures for P processes on more nodes).  The outputs of report and folded
+# are checked to be the serial bytes; `report` runs with `-j 1` both ways (one
+# process serially; under the launcher the processes share the ranks).
+# `export perfetto` is not shared (process 0 writes it alone since the
+# exporter writes every lane on one packet sequence, docs/distributed.md).  The last row, "launch", is the fixed
 # cost of starting P processes with MPI (one file exported).
 #
 # usage: scripts/bench/dist/run.sh BUILD_DIR [N=1024] [E=10000] [P=2] [LAUNCHER=mpich|openmpi]
@@ -43,10 +44,10 @@ seconds() { # command...
 echo "$n rank files x $events calls; $procs processes under $family; $(nproc) cores"
 printf '%-10s %9s %9s %8s %12s %16s\n' command serial_s "p${procs}_s" speedup ms_per_file \
     "serial_16384_s"
-for what in merge perfetto folded; do
+for what in merge report folded; do
     case $what in
     merge) args="merge ranks -o out.h5" ;;
-    perfetto) args="export perfetto ranks -o out.pftrace" ;;
+    report) args="report ranks -j 1 -o out.txt" ;;
     folded) args="export folded ranks -o out.folded" ;;
     esac
     serial=$(seconds "$scopeprof" $args)
@@ -70,7 +71,4 @@ rm -f out.folded
 awk -v s="$serial" -v p="$parallel" 'BEGIN {
     printf "%-10s %9.2f %9.2f %8s %12s %16s   (one file: the launch cost)\n", "launch", s, p,
            "-", "-", "-" }'
-serial=$(seconds "$scopeprof" report ranks)
-awk -v s="$serial" -v n="$n" 'BEGIN {
-    printf "%-10s %9.2f %9s %8s %12.2f %16.0f\n", "report", s, "-", "-", s / n * 1000,
-           s / n * 16384 }'
+
