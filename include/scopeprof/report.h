@@ -137,11 +137,11 @@ typedef enum sp_report_sort {
  * own ranks, and process 0 adds every rank's tree in rank order, fetching
  * the others' from their owners, so the report is the serial one.  The
  * transport is the caller's (the report knows no MPI):
- *   fetch    on process 0: have process `from` send its next result; *buf
- *            malloc'd.  0 or -1.
- *   deliver  on another process: wait until process 0 wants the next
- *            result, then send `buf`.  0 sent, 1 not wanted any more
- *            (process 0 stopped: the caller ends), -1 failure.
+ *   fetch    on process 0: the next result of process `from`; *buf
+ *            malloc'd.  0, 1 that process has nothing more (its report
+ *            stopped: the report falls back), or -1.
+ *   deliver  on another process: send `buf` to process 0.  0 sent, 1 not
+ *            wanted any more (process 0 stopped: the caller ends), -1.
  * A process other than 0 gets a report it must not print. */
 typedef struct sp_report_remote {
     int self, count;
@@ -149,11 +149,6 @@ typedef struct sp_report_remote {
     int (*deliver)(void *ctx, const void *buf, size_t len);
     void *ctx;
 } sp_report_remote;
-
-/* On a process other than 0 after its report: answer every request process
- * 0 still makes with "fall back" (this process has nothing more) until it
- * says it wants no more.  0 or -1. */
-int sp_report_remote_drain(const sp_report_remote *remote);
 
 typedef struct sp_report_options {
     const sp_selection *selection; /* NULL: everything */

@@ -61,6 +61,8 @@ int sp_dist_recv_waiting(uint8_t **buf, size_t *len, int source);
  * alone. */
 int sp_dist_signal(int dest);
 int sp_dist_wait(int source);
+/* 1 when a token from `source` is waiting (not taken), 0 when none, -1. */
+int sp_dist_poll(int source);
 /* MPI_Abort(MPI_COMM_WORLD, code): a process that cannot go on. */
 void sp_dist_abort(int code);
 
@@ -103,19 +105,25 @@ int sp_dist_load_run(const sp_dist_session *s, char **files, size_t count, sp_pr
 
 /* ---- the commands (dist_merge.c, dist_export.c, dist_report.c) ------------ */
 
-/* `report`: the transport of sp_report_remote over MPI.  Process 0 asks a
- * process for its next rank's tree with a one-byte message (1) and
- * receives it; the others wait (asleep) for the question, answer, and stop
- * at a 0, which process 0 sends every other process once, at the end
- * (sp_dist_report_finish), whatever path its report took. */
+/* `report`: the transport of sp_report_remote over MPI.  A process sends
+ * each of its ranks' trees to process 0 as soon as it has it (MPI keeps
+ * the order between two processes; a large message waits for process 0's
+ * receive, which paces the sender); process 0 receives them in rank order.
+ * At the end (sp_dist_report_finish) every other process sends an empty
+ * message, and process 0 sends each a token meaning "no more", then takes
+ * what is still on its way up to that empty message: after a fall back to
+ * the in-memory path, nothing is left waiting.  A process that sees the
+ * token before a send stops streaming. */
 typedef struct sp_dist_report {
     sp_report_remote remote;
     int stopped;              /* a process other than 0 got the 0 */
     size_t sent;              /* trees this process gave process 0 */
+    unsigned char *ended;     /* process 0: the end mark came from process k */
 } sp_dist_report;
 void sp_dist_report_init(sp_dist_report *r, const sp_dist_session *s);
-/* Process 0: tell every other process it wants no more.  Others: answer
- * what process 0 still asks ("nothing more") until then.  0 or -1. */
+/* Process 0: tell every other process it wants no more and take what they
+ * still send.  Others: say they are done, then wait for that word.  Called
+ * once by every process, whatever path the report took.  0 or -1. */
 int sp_dist_report_finish(sp_dist_report *r);
 
 /* `merge`: files (expanded) split over the processes; each merges its block

@@ -384,6 +384,16 @@ static int wait_for(int source, int tag)
     return 0;
 }
 
+int sp_dist_poll(int source)
+{
+    uint64_t status[16];
+    int flag = 0;
+    int rc = mpi.family == FAMILY_OPENMPI
+                 ? ((o_iprobe)mpi.iprobe)(source, TOKEN_TAG, mpi.o_world, &flag, status)
+                 : ((m_iprobe)mpi.iprobe)(source, TOKEN_TAG, MPICH_COMM_WORLD, &flag, status);
+    return rc != 0 ? -1 : flag;
+}
+
 int sp_dist_wait(int source)
 {
     if (wait_for(source, TOKEN_TAG) != 0)

@@ -2,23 +2,29 @@
  * sp_report_remote (include/scopeprof/report.h).  Every process runs the
  * streamed report on the same inputs; selected rank k is streamed by
  * process k % N, and process 0 adds every rank's tree in rank order,
- * fetching the others' from their owners: the report is the serial one.
- * MPI keeps the order of the messages between two processes, so a
- * question and its answer need no tags of their own. */
+ * taking the others' from their owners: the report is the serial one.
+ * Trees are sent as soon as they are made, not on request: a round trip
+ * per rank cost more than the rank itself (protocol: dist.h). */
 #include <stdlib.h>
 
 #include "dist/dist.h"
 
-enum { STOP = 0, NEXT = 1 };
-
 static int fetch(void *ctx, int from, uint8_t **buf, size_t *len)
 {
-    (void)ctx;
-    static const uint8_t next = NEXT;
-    if (sp_dist_send(&next, 1, from) != 0)
-        return -1;
+    sp_dist_report *r = ctx;
+    if (r->ended && r->ended[from])
+        return 1;
     /* process 0 may wait while `from` streams: asleep, not spinning */
-    return sp_dist_recv_waiting(buf, len, from);
+    if (sp_dist_recv_waiting(buf, len, from) != 0)
+        return -1;
+    if (*len)
+        return 0;
+    /* the end mark: `from` stopped before this rank (its report failed) */
+    if (r->ended)
+        r->ended[from] = 1;
+    free(*buf);
+    *buf = NULL;
+    return 1;
 }
 
 static int deliver(void *ctx, const void *buf, size_t len)
@@ -26,19 +32,14 @@ static int deliver(void *ctx, const void *buf, size_t len)
     sp_dist_report *r = ctx;
     if (r->stopped)
         return 1;
-    uint8_t *question = NULL;
-    size_t n = 0;
-    if (sp_dist_recv_waiting(&question, &n, 0) != 0) {
-        free(question);
+    int told = sp_dist_poll(0);
+    if (told < 0)
         return -1;
-    }
-    int stop = n != 1 || question[0] != NEXT;
-    free(question);
-    if (stop) {
+    if (told) { /* process 0 wants no more */
         r->stopped = 1;
-        return 1;
+        return sp_dist_wait(0) == 0 ? 1 : -1;
     }
-    if (sp_dist_send(buf, len, 0) != 0)
+    if (len == 0 || sp_dist_send(buf, len, 0) != 0)
         return -1;
     r->sent++;
     return 0;
@@ -49,16 +50,42 @@ void sp_dist_report_init(sp_dist_report *r, const sp_dist_session *s)
     *r = (sp_dist_report){
         .remote = {.self = s->rank, .count = s->size, .fetch = fetch, .deliver = deliver}};
     r->remote.ctx = r;
+    if (s->rank == 0 && s->size > 1 && !(r->ended = calloc((size_t)s->size, 1)))
+        sp_dist_abort(1); /* the others would wait for us forever */
 }
 
 int sp_dist_report_finish(sp_dist_report *r)
 {
-    if (r->remote.self != 0)
-        return sp_report_remote_drain(&r->remote);
-    static const uint8_t stop = STOP;
+    static const uint8_t nothing = 0;
+    if (r->remote.self != 0) {
+        if (sp_dist_send(&nothing, 0, 0) != 0)
+            return -1;
+        if (!r->stopped) {
+            r->stopped = 1;
+            return sp_dist_wait(0);
+        }
+        return 0;
+    }
     int rc = 0;
-    for (int k = 1; k < r->remote.count; k++)
-        if (sp_dist_send(&stop, 1, k) != 0)
+    for (int k = 1; k < r->remote.count; k++) {
+        if (sp_dist_signal(k) != 0) {
             rc = -1;
+            continue;
+        }
+        while (!r->ended[k]) { /* what k still sends, up to its end mark */
+            uint8_t *buf = NULL;
+            size_t len = 0;
+            int got = sp_dist_recv_waiting(&buf, &len, k);
+            free(buf);
+            if (got != 0) {
+                rc = -1;
+                break;
+            }
+            if (len == 0)
+                r->ended[k] = 1;
+        }
+    }
+    free(r->ended);
+    r->ended = NULL;
     return rc;
 }

@@ -208,8 +208,13 @@ int sp_report_remote_fetch(const sp_report_remote *remote, int from, sp_rank_res
     uint8_t *buf = NULL;
     size_t len = 0;
     memset(out, 0, sizeof *out);
-    if (remote->fetch(remote->ctx, from, &buf, &len) != 0) {
+    int got = remote->fetch(remote->ctx, from, &buf, &len);
+    if (got != 0) {
         free(buf);
+        if (got > 0) {
+            snprintf(why, whylen, "process %d stopped streaming its ranks", from);
+            return 1;
+        }
         snprintf(why, whylen, "cannot receive a rank's tree from process %d", from);
         return -1;
     }
@@ -238,16 +243,4 @@ int sp_report_remote_send(const sp_report_remote *remote, int rc, uint32_t rank,
     int sent = bad ? -1 : remote->deliver(remote->ctx, buf, len);
     free(buf);
     return sent;
-}
-
-int sp_report_remote_drain(const sp_report_remote *remote)
-{
-    static const sp_rank_extra none = {INT64_MAX, INT64_MIN, 0, NULL, NULL};
-    char why[64];
-    snprintf(why, sizeof why, "process %d has no more ranks", remote->self);
-    for (;;) {
-        int rc = sp_report_remote_send(remote, 1, 0, NULL, &none, why);
-        if (rc != 0)
-            return rc > 0 ? 0 : -1;
-    }
 }

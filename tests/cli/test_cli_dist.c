@@ -158,6 +158,8 @@ static result scopeprof(const char *family, int np, const char *const *args,
 /* Rank r of a 5-rank run: main > (solve > assemble) x (r + 1), plus a
  * region of its own ("only_r<r>", so the region table's order depends on
  * the order ranks are merged in) and, on odd ranks, a worker thread. */
+static long crossing_rank = -1; /* this rank's assemble outlives its solve */
+
 static void write_rank(uint32_t rank)
 {
     sp_profile *p = sp_profile_new();
@@ -189,7 +191,8 @@ static void write_rank(uint32_t rank)
             else if (g == 1)
                 s = 1000 + i * 10000, e = s + 8000;
             else if (g == 2)
-                s = 2000 + i * 10000, e = s + 3000 + rank * 100;
+                s = 2000 + i * 10000,
+                e = s + ((long)rank == crossing_rank ? 9000 : 3000 + rank * 100);
             else
                 s = 90000, e = 95000, th = rank % 2;
             p->start[p->num_events] = t0 + s;
@@ -569,6 +572,39 @@ Test(dist, report_of_a_selection_under_mpich, .timeout = 240)
 Test(dist, report_as_json_under_open_mpi, .timeout = 240)
 {
     report_is_the_serial_report("openmpi", "--format", "json", 5);
+}
+
+/* A rank that is not properly nested, streamed by another process: process
+ * 0 learns it from that process's answer, falls back to the in-memory
+ * path like the serial command (same report, same warning), and the
+ * others end without a word. */
+static void report_with_a_crossing_rank(const char *family)
+{
+    crossing_rank = 3;
+    write_run();
+    crossing_rank = -1;
+    result serial = scopeprof(NULL, 0, ARGS("report", "ranks"), ARGS("NO_COLOR=1"));
+    cr_assert_eq(serial.status, 0, "%s", serial.err);
+    cr_assert_not_null(strstr(serial.err, "not properly nested"), "%s", serial.err);
+    static const int counts[] = {2, 4};
+    for (int c = 0; c < 2; c++) {
+        result r = scopeprof(family, counts[c], ARGS("report", "ranks"), ARGS("NO_COLOR=1"));
+        cr_expect_eq(r.status, 0, "%d processes: %s", counts[c], r.err);
+        cr_expect_str_eq(r.out, serial.out, "%d processes", counts[c]);
+        cr_expect_str_eq(r.err, serial.err, "%d processes", counts[c]);
+        result_free(&r);
+    }
+    result_free(&serial);
+}
+
+Test(dist, report_with_a_crossing_rank_under_mpich, .timeout = 240)
+{
+    report_with_a_crossing_rank("mpich");
+}
+
+Test(dist, report_with_a_crossing_rank_under_open_mpi, .timeout = 240)
+{
+    report_with_a_crossing_rank("openmpi");
 }
 
 /* The in-memory path (forced here, as for a file the stream cannot take):
