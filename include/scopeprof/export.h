@@ -145,6 +145,14 @@ int sp_export_folded(FILE *out, const sp_profile *profile, const sp_export_optio
  * interned names, delta-encoded timestamps; about 22 bytes per call. */
 int sp_export_perfetto(FILE *out, const sp_profile *profile, const sp_export_options *options,
                        char *err, size_t errlen);
+/* The same bytes from a run source (scopeprof/stream.h), in bounded memory
+ * (docs/stream.md, "Exports").  0; 1 when this path does not export this run
+ * or a file has a problem (why: the reason; whatever was written to `out`
+ * must be discarded and the in-memory exporter run, which words the
+ * message); -1 when writing failed. */
+struct sp_run_source;
+int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
+                              const sp_export_options *options, char *why, size_t whylen);
 int sp_export_json(FILE *out, const sp_profile *profile, const sp_export_options *options,
                    char *err, size_t errlen);
 int sp_export_csv(FILE *out, const sp_profile *profile, const sp_export_options *options,

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "scopeprof/export.h"
 #include "scopeprof/h5.h"
+#include "scopeprof/stream.h"
 
 #define CMD "export"
 
@@ -175,6 +176,45 @@ static int export_prof_files(const char *out, const sp_profile *profile,
     return rc;
 }
 
+/* Formats that stream (docs/stream.md, "Exports"): the run read in windows,
+ * in bounded memory.  Returns the exit status, or -1 when this run goes
+ * through the in-memory path (which words every problem): the stream does
+ * not take it, a file has a problem, or SCOPEPROF_EXPORT_IN_MEMORY=1 (the
+ * tests compare both).  A perfetto trace is written as it streams, so a late
+ * problem means starting again: only into a file, not '-'. */
+static int export_streamed(format fmt, const char *path, const char **files, size_t num_files,
+                           const sp_export_options *options)
+{
+    const char *force = getenv("SCOPEPROF_EXPORT_IN_MEMORY");
+    const char *trace = getenv("SCOPEPROF_EXPORT_TRACE");
+    if ((force && !strcmp(force, "1")) || fmt != PERFETTO || !strcmp(path, "-"))
+        return -1;
+    char why[1024] = "";
+    sp_run_source src;
+    if (sp_run_source_open(&src, files, num_files, why, sizeof why) != 0)
+        return -1;
+    int replacing = cli_regular_file_exists(path);
+    FILE *out = fopen(path, "wb");
+    int rc = 1;
+    if (out) {
+        static char buffer[1 << 20];
+        setvbuf(out, buffer, _IOFBF, sizeof buffer);
+        rc = sp_export_perfetto_stream(out, &src, options, why, sizeof why);
+        if (ferror(out) | (fclose(out) != 0))
+            rc = 1;
+        if (rc != 0 && !replacing)
+            unlink(path); /* the in-memory path says 'replaced' only when it was */
+    }
+    sp_run_source_close(&src);
+    if (trace && !strcmp(trace, "1"))
+        fprintf(stderr, "scopeprof export: %s%s\n", rc == 0 ? "streamed" : "in memory: ",
+                rc == 0 ? "" : why);
+    if (rc != 0)
+        return -1;
+    cli_announce_written(path, replacing);
+    return 0;
+}
+
 int cmd_export(int argc, char **argv)
 {
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -275,15 +315,17 @@ int cmd_export(int argc, char **argv)
     else if (fmt != OTF2)
         out = cli_output_path(out, default_out, out_buf, sizeof out_buf);
 
+    sp_export_options options = {
+        .selection = &sel, .label = label, .call_paths = call_paths, .warnings = stderr,
+        .call_args = call_args};
+    if ((rc = export_streamed(fmt, out, files, num_files, &options)) >= 0)
+        goto done;
     char err[1024] = "";
     sp_profile *profile = sp_load_run(files, num_files, err, sizeof err);
     if (!profile) {
         rc = cli_file_error(CMD, NULL, "%s", err);
         goto done;
     }
-    sp_export_options options = {
-        .selection = &sel, .label = label, .call_paths = call_paths, .warnings = stderr,
-        .call_args = call_args};
     if (fmt == PROF)
         rc = export_prof_files(out, profile, &options);
     else if (fmt == OTF2)

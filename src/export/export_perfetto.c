@@ -38,12 +38,16 @@
  *
  * Output streams rank by rank through a 64 KiB buffer; memory is one
  * rank's reconstruction, a byte per region and the MPI pairs. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mpi_flows.h"
 #include "protobuf_writer.h"
 #include "scopeprof/export.h"
+#include "scopeprof/h5.h"
+#include "scopeprof/report.h" /* sp_rank_clock_offset */
+#include "scopeprof/stream.h"
 
 enum {
     TRACE_PACKET = 1,
@@ -94,8 +98,9 @@ enum {
 typedef struct writer {
     FILE *out;
     const sp_profile *profile;
-    const sp_rank_data *data;
+    const sp_rank_data *data;    /* in memory: the rank being written */
     const sp_mpi_flows *flows;   /* NULL: no MPI columns */
+    int has_lanes;               /* lane labels; else "rank R" (no thread ids) */
     uint8_t buf[1 << 16];
     size_t used;
     int failed;
@@ -185,7 +190,7 @@ static void start_lane(writer *w, uint32_t rank, size_t lane_index, int64_t lane
 {
     uint64_t track = lane_uuid(rank, lane_index);
     char label[512];
-    if (w->data->calls.lane)
+    if (w->has_lanes)
         sp_lane_label(w->profile, rank, lane, label, sizeof label);
     else
         snprintf(label, sizeof label, "rank %u", rank);
@@ -235,13 +240,14 @@ static uint8_t *put_fixed64(uint8_t *p, uint64_t v)
     return p;
 }
 
-/* Flow ids of call i's MPI ends: sends on its begin, receives on its end. */
-static uint8_t *put_flows(writer *w, uint8_t *e, size_t i, int begin)
+/* Flow ids of a call's MPI ends (its event in the profile's columns):
+ * sends on its begin, receives on its end. */
+static uint8_t *put_flows(writer *w, uint8_t *e, uint64_t event, int begin)
 {
     if (!w->flows)
         return e;
     size_t n = 0;
-    const sp_mpi_flow_end *f = sp_mpi_flows_at(w->flows, w->data->event[i], &n);
+    const sp_mpi_flow_end *f = sp_mpi_flows_at(w->flows, event, &n);
     for (size_t k = 0; k < n; k++) {
         if (f[k].send != begin)
             continue;
@@ -252,11 +258,11 @@ static uint8_t *put_flows(writer *w, uint8_t *e, size_t i, int begin)
     return e;
 }
 
-/* A slice event of call i at ns `t` (after the origin).  Begin events carry
+/* A slice event of a call of `region` at ns `t` (after the origin); `at`
+ * places it in the profile's columns for its MPI flows.  Begin events carry
  * the name id, and the first one of each region also interns its name. */
-static void slice_event(writer *w, int64_t t, int begin, size_t i)
+static void slice_event(writer *w, int64_t t, int begin, uint32_t region, uint64_t at)
 {
-    uint32_t region = w->data->calls.region[i];
     if (t < w->last_ts)
         t = w->last_ts; /* never back in time: the clock is incremental */
     uint64_t delta = (uint64_t)(t - w->last_ts);
@@ -271,7 +277,7 @@ static void slice_event(writer *w, int64_t t, int begin, size_t i)
         *e++ = TAG(EVENT_NAME_IID, PB_VARINT);
         e = pb_put_varint(e, iid);
     }
-    e = put_flows(w, e, i, begin);
+    e = put_flows(w, e, at, begin);
     size_t event_len = (size_t)(e - event);
 
     const char *name = NULL;
@@ -321,14 +327,16 @@ static void slice_event(writer *w, int64_t t, int begin, size_t i)
 static int open_call(void *ctx, size_t i)
 {
     writer *w = ctx;
-    slice_event(w, w->data->calls.start[i] - w->origin, 1, i);
+    slice_event(w, w->data->calls.start[i] - w->origin, 1, w->data->calls.region[i],
+                w->flows ? w->data->event[i] : 0);
     return w->failed;
 }
 
 static int close_call(void *ctx, size_t i)
 {
     writer *w = ctx;
-    slice_event(w, w->data->calls.end[i] - w->origin, 0, i);
+    slice_event(w, w->data->calls.end[i] - w->origin, 0, w->data->calls.region[i],
+                w->flows ? w->data->event[i] : 0);
     return w->failed;
 }
 
@@ -403,6 +411,7 @@ static int export_part(FILE *out, const sp_profile *profile, const sp_export_opt
             break;
         }
         w->data = &data;
+        w->has_lanes = data.calls.lane != NULL;
         if (data.calls.n)
             rc = write_rank(w, err, errlen);
         calls += data.calls.n;
@@ -432,4 +441,326 @@ int sp_export_perfetto(FILE *out, const sp_profile *profile, const sp_export_opt
                        char *err, size_t errlen)
 {
     return export_part(out, profile, options, 0, err, errlen);
+}
+
+/* ---- The same trace from a run source (docs/stream.md, "Exports") ----
+ *
+ * The trace is written lane by lane, and a rank's call stream interleaves
+ * its lanes: each lane is one pass over the rank (sp_stream_rank), whose
+ * visitor writes the calls of that lane and drops the others (dropping
+ * another lane's calls changes nothing on this one).  With thread ids, a
+ * first pass learns the lanes of the kept calls (their sorted order gives
+ * the lane indexes of the in-memory walk).  Memory: the stream's windows and
+ * the open calls; time: (lanes + 1) passes over a rank with lanes. */
+
+typedef struct lane_choice {
+    int64_t lane;
+    int keep;
+} lane_choice;
+
+typedef struct stream_pass {
+    writer *w;
+    const sp_selection *sel;
+    const sp_profile *profile;   /* the run source's skeleton */
+    const unsigned char *region_keep;
+    int64_t from, to, min_duration;
+    uint32_t rank;
+    lane_choice *choices;        /* --lanes=LIST, decided once per lane */
+    size_t num_choices;
+    int collecting;              /* the first pass: lanes only */
+    int64_t *lanes;              /* sorted distinct lanes of the kept calls */
+    size_t num_lanes, lanes_cap;
+    int64_t target;              /* the lane being written */
+    size_t lane_index;
+    int lane_started, rank_described, failed;
+    uint64_t calls;
+} stream_pass;
+
+static int64_t stream_seconds_to_ns(double s)
+{
+    double ns = s * 1e9;
+    if (ns > 9.2e18)
+        return INT64_MAX;
+    if (ns < -9.2e18)
+        return INT64_MIN;
+    return (int64_t)llround(ns);
+}
+
+static int pass_keeps_lane(stream_pass *p, int64_t lane)
+{
+    for (size_t i = 0; i < p->num_choices; i++)
+        if (p->choices[i].lane == lane)
+            return p->choices[i].keep;
+    int keep = sp_selection_keeps_lane(p->sel, p->profile, p->rank, lane);
+    lane_choice *grown = realloc(p->choices, (p->num_choices + 1) * sizeof *grown);
+    if (grown) {
+        p->choices = grown;
+        p->choices[p->num_choices++] = (lane_choice){lane, keep};
+    }
+    return keep;
+}
+
+/* The selection's per-call filter, as rank_calls.c applies it. */
+static int pass_keeps(stream_pass *p, const sp_stream_call *call)
+{
+    if (!p->region_keep[call->region] || call->end < p->from || call->start > p->to ||
+        call->end - call->start < p->min_duration)
+        return 0;
+    return !(p->sel && p->sel->lanes) || pass_keeps_lane(p, call->select_lane);
+}
+
+static int note_lane(stream_pass *p, int64_t lane)
+{
+    size_t lo = 0, hi = p->num_lanes;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (p->lanes[mid] < lane)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < p->num_lanes && p->lanes[lo] == lane)
+        return 0;
+    if (p->num_lanes == p->lanes_cap) {
+        size_t cap = p->lanes_cap ? 2 * p->lanes_cap : 8;
+        int64_t *grown = realloc(p->lanes, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        p->lanes = grown;
+        p->lanes_cap = cap;
+    }
+    memmove(p->lanes + lo + 1, p->lanes + lo, (p->num_lanes - lo) * sizeof *p->lanes);
+    p->lanes[lo] = lane;
+    p->num_lanes++;
+    return 0;
+}
+
+static int pass_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
+{
+    stream_pass *p = ctx;
+    *user = parent;
+    if (!pass_keeps(p, call))
+        return 0;
+    if (p->collecting)
+        return note_lane(p, call->lane) < 0 ? -1 : 0;
+    if (call->lane != p->target)
+        return 0;
+    writer *w = p->w;
+    if (!p->rank_described) {
+        describe_process(w, p->rank);
+        p->rank_described = 1;
+    }
+    if (!p->lane_started) {
+        start_lane(w, p->rank, p->lane_index, p->target, call->start - w->origin);
+        p->lane_started = 1;
+    }
+    p->calls++;
+    slice_event(w, call->start - w->origin, 1, call->region, 0);
+    *user = 0;
+    return w->failed ? -1 : 1;
+}
+
+static int pass_exit(void *ctx, const sp_stream_call *call, int64_t user)
+{
+    stream_pass *p = ctx;
+    (void)user;
+    slice_event(p->w, call->end - p->w->origin, 0, call->region, 0);
+    return p->w->failed ? -1 : 0;
+}
+
+static int ignore_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
+{
+    (void)ctx;
+    (void)call;
+    *user = parent;
+    return 0;
+}
+
+static int ignore_exit(void *ctx, const sp_stream_call *call, int64_t user)
+{
+    (void)ctx;
+    (void)call;
+    (void)user;
+    return 0;
+}
+
+/* One pass over `rank`.  0, 1 (fall back: why), -1 (write failed). */
+static int stream_pass_run(stream_pass *p, const sp_run_source *src, uint32_t rank,
+                           const sp_call_visitor *visitor, char *why, size_t whylen)
+{
+    sp_rank_stream_info info;
+    int rc = sp_stream_rank(src, rank, sp_rank_clock_offset(src->profile, rank), visitor,
+                            &info, why, whylen);
+    sp_rank_stream_info_free(&info);
+    if (rc < 0 && !p->w->failed)
+        snprintf(why, whylen, "out of memory");
+    return rc;
+}
+
+/* The in-memory reader checks every rank of every file, and the fork parent
+ * ids of files that have them (which the stream does not read): so does this
+ * path, before writing anything of a rank.  0, or 1 (why set). */
+static int check_file_alone(const sp_run_source *src, size_t file, char *why, size_t whylen)
+{
+    char err[1024];
+    sp_profile *full = sp_h5_read(src->paths[file], err, sizeof err);
+    if (!full) {
+        snprintf(why, whylen, "%s", err);
+        return 1;
+    }
+    sp_profile_free(full);
+    return 0;
+}
+
+static long rank_file(const sp_run_source *src, uint32_t rank)
+{
+    for (size_t r = 0; r < src->profile->num_rows; r++)
+        if (src->profile->rows[r].rank == rank)
+            return (long)src->row_file[r];
+    return -1;
+}
+
+static int check_ranks(const sp_run_source *src, const uint32_t *selected, long num_selected,
+                       char *why, size_t whylen)
+{
+    for (size_t f = 0; f < src->num_paths; f++)
+        if (src->shapes[f].has_fork && check_file_alone(src, f, why, whylen))
+            return 1;
+    const sp_profile *p = src->profile;
+    uint32_t last = UINT32_MAX;
+    for (size_t r = 0; r < p->num_rows; r++) {
+        uint32_t rank = p->rows[r].rank;
+        if (rank == last)
+            continue;
+        last = rank;
+        int chosen = 0;
+        for (long k = 0; k < num_selected && !chosen; k++)
+            chosen = selected[k] == rank;
+        if (chosen)
+            continue;
+        sp_call_visitor none = {ignore_enter, ignore_exit, NULL};
+        sp_rank_stream_info info;
+        int rc = sp_stream_rank(src, rank, 0, &none, &info, why, whylen);
+        sp_rank_stream_info_free(&info);
+        if (rc != 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Time zero, as trace_origin: the row statistics hold each row's earliest
+ * start (the stream checks them against the events).  1 when a file has
+ * none. */
+static int stream_origin(const sp_run_source *src, int64_t *origin)
+{
+    int64_t first = INT64_MAX, meta;
+    for (size_t f = 0; f < src->num_paths; f++)
+        if (!src->shapes[f].has_stats)
+            return 1;
+    for (size_t r = 0; r < src->profile->num_rows; r++) {
+        const sp_row *row = &src->profile->rows[r];
+        if (row->count && row->stats.start_minimum < first)
+            first = row->stats.start_minimum;
+    }
+    if (sp_profile_meta_int(src->profile, "start_time_ns", &meta) == 0)
+        *origin = meta < first ? meta : first;
+    else
+        *origin = first == INT64_MAX ? 0 : first;
+    return 0;
+}
+
+/* What this path does not do (the caller then exports in memory). */
+static const char *perfetto_not_streamed(const sp_run_source *src, const sp_selection *sel)
+{
+    int64_t start;
+    if (sel && (sel->has_from || sel->has_to) &&
+        sp_profile_meta_int(src->profile, "start_time_ns", &start) != 0)
+        return "--from / --to without metadata start_time_ns (the origin is the first event)";
+    for (size_t f = 0; f < src->num_paths; f++)
+        if (!src->shapes[f].has_stats)
+            return "a file without row statistics (the origin is the first event)";
+    return sp_run_source_unstreamable(src);
+}
+
+int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
+                              const sp_export_options *options, char *why, size_t whylen)
+{
+    const sp_profile *profile = src->profile;
+    const sp_selection *sel = options ? options->selection : NULL;
+    const char *reason = perfetto_not_streamed(src, sel);
+    if (reason) {
+        snprintf(why, whylen, "%s", reason);
+        return 1;
+    }
+    uint32_t *ranks = NULL;
+    long num_ranks = sp_selected_ranks(profile, sel, &ranks);
+    writer *w = calloc(1, sizeof *w);
+    unsigned char *region_keep = malloc(profile->num_names ? profile->num_names : 1);
+    stream_pass p = {.w = w, .sel = sel, .profile = profile, .region_keep = region_keep};
+    int rc = 0;
+    if (num_ranks < 0 || !w || !region_keep || !(w->name_sent = calloc(profile->num_names + 1, 1)))
+        rc = -1;
+    if (rc == 0 && check_ranks(src, ranks, num_ranks, why, whylen))
+        rc = 1;
+    if (rc == 0) {
+        for (size_t r = 0; r < profile->num_names; r++)
+            region_keep[r] = (unsigned char)sp_selection_keeps_region(sel, profile->names[r]);
+        int64_t origin = sp_profile_origin_ns(profile); /* metadata: checked above */
+        p.from = sel && sel->has_from ? origin + stream_seconds_to_ns(sel->from_s) : INT64_MIN;
+        p.to = sel && sel->has_to ? origin + stream_seconds_to_ns(sel->to_s) : INT64_MAX;
+        p.min_duration = sel && sel->has_min_duration
+                             ? stream_seconds_to_ns(sel->min_duration_s)
+                             : INT64_MIN;
+        w->out = out;
+        w->profile = profile;
+        w->has_lanes = src->any_thread;
+        w->sequence = 1;
+        stream_origin(src, &w->origin);
+    }
+    sp_call_visitor visitor = {pass_enter, pass_exit, &p};
+    for (long k = 0; k < num_ranks && rc == 0; k++) {
+        uint32_t rank = ranks[k];
+        long file = rank_file(src, rank);
+        if (file < 0)
+            continue; /* no rows: no calls */
+        p.rank = rank;
+        p.num_choices = 0;
+        p.num_lanes = 0;
+        p.rank_described = 0;
+        if (w->has_lanes) {
+            p.collecting = 1;
+            rc = stream_pass_run(&p, src, rank, &visitor, why, whylen);
+            p.collecting = 0;
+        } else if (note_lane(&p, -1) < 0) {
+            rc = -1;
+        }
+        for (size_t t = 0; t < p.num_lanes && rc == 0; t++) {
+            p.target = p.lanes[t];
+            p.lane_index = t;
+            p.lane_started = 0;
+            rc = stream_pass_run(&p, src, rank, &visitor, why, whylen);
+        }
+    }
+    if (w)
+        flush(w);
+    if (rc == 0 && w->failed)
+        rc = -1;
+    if (rc < 0)
+        snprintf(why, whylen, "write failed, or out of memory");
+    if (rc == 0 && p.calls == 0) {
+        snprintf(why, whylen, "no calls: the in-memory path words it");
+        rc = 1;
+    }
+    if (w) {
+        pb_free(&w->scratch);
+        pb_free(&w->inner);
+        pb_free(&w->innermost);
+        free(w->name_sent);
+    }
+    free(w);
+    free(region_keep);
+    free(p.choices);
+    free(p.lanes);
+    free(ranks);
+    return rc;
 }
