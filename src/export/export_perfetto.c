@@ -38,14 +38,13 @@
  *
  * Output streams rank by rank through a 64 KiB buffer; memory is one
  * rank's reconstruction, a byte per region and the MPI pairs. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mpi_flows.h"
 #include "protobuf_writer.h"
+#include "stream_filter.h"
 #include "scopeprof/export.h"
-#include "scopeprof/h5.h"
 #include "scopeprof/report.h" /* sp_rank_clock_offset */
 #include "scopeprof/stream.h"
 
@@ -453,61 +452,18 @@ int sp_export_perfetto(FILE *out, const sp_profile *profile, const sp_export_opt
  * the lane indexes of the in-memory walk).  Memory: the stream's windows and
  * the open calls; time: (lanes + 1) passes over a rank with lanes. */
 
-typedef struct lane_choice {
-    int64_t lane;
-    int keep;
-} lane_choice;
-
 typedef struct stream_pass {
     writer *w;
-    const sp_selection *sel;
-    const sp_profile *profile;   /* the run source's skeleton */
-    const unsigned char *region_keep;
-    int64_t from, to, min_duration;
-    uint32_t rank;
-    lane_choice *choices;        /* --lanes=LIST, decided once per lane */
-    size_t num_choices;
+    sp_stream_filter filter;
     int collecting;              /* the first pass: lanes only */
     int64_t *lanes;              /* sorted distinct lanes of the kept calls */
     size_t num_lanes, lanes_cap;
     int64_t target;              /* the lane being written */
+    uint32_t rank;
     size_t lane_index;
-    int lane_started, rank_described, failed;
+    int lane_started, rank_described;
     uint64_t calls;
 } stream_pass;
-
-static int64_t stream_seconds_to_ns(double s)
-{
-    double ns = s * 1e9;
-    if (ns > 9.2e18)
-        return INT64_MAX;
-    if (ns < -9.2e18)
-        return INT64_MIN;
-    return (int64_t)llround(ns);
-}
-
-static int pass_keeps_lane(stream_pass *p, int64_t lane)
-{
-    for (size_t i = 0; i < p->num_choices; i++)
-        if (p->choices[i].lane == lane)
-            return p->choices[i].keep;
-    int keep = sp_selection_keeps_lane(p->sel, p->profile, p->rank, lane);
-    lane_choice *grown = realloc(p->choices, (p->num_choices + 1) * sizeof *grown);
-    if (grown) {
-        p->choices = grown;
-        p->choices[p->num_choices++] = (lane_choice){lane, keep};
-    }
-    return keep;
-}
-
-/* The selection's per-call filter, as rank_calls.c applies it. */
-static int pass_keeps(stream_pass *p, const sp_stream_call *call)
-{
-    if (!p->region_keep[call->region] || call->end < p->from || call->start > p->to ||
-        call->end - call->start < p->min_duration)
-        return 0;
-    return !(p->sel && p->sel->lanes) || pass_keeps_lane(p, call->select_lane);
-}
 
 static int note_lane(stream_pass *p, int64_t lane)
 {
@@ -539,7 +495,7 @@ static int pass_enter(void *ctx, const sp_stream_call *call, int64_t parent, int
 {
     stream_pass *p = ctx;
     *user = parent;
-    if (!pass_keeps(p, call))
+    if (!sp_stream_filter_keeps(&p->filter, call))
         return 0;
     if (p->collecting)
         return note_lane(p, call->lane) < 0 ? -1 : 0;
@@ -568,22 +524,6 @@ static int pass_exit(void *ctx, const sp_stream_call *call, int64_t user)
     return p->w->failed ? -1 : 0;
 }
 
-static int ignore_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
-{
-    (void)ctx;
-    (void)call;
-    *user = parent;
-    return 0;
-}
-
-static int ignore_exit(void *ctx, const sp_stream_call *call, int64_t user)
-{
-    (void)ctx;
-    (void)call;
-    (void)user;
-    return 0;
-}
-
 /* One pass over `rank`.  0, 1 (fall back: why), -1 (write failed). */
 static int stream_pass_run(stream_pass *p, const sp_run_source *src, uint32_t rank,
                            const sp_call_visitor *visitor, char *why, size_t whylen)
@@ -595,57 +535,6 @@ static int stream_pass_run(stream_pass *p, const sp_run_source *src, uint32_t ra
     if (rc < 0 && !p->w->failed)
         snprintf(why, whylen, "out of memory");
     return rc;
-}
-
-/* The in-memory reader checks every rank of every file, and the fork parent
- * ids of files that have them (which the stream does not read): so does this
- * path, before writing anything of a rank.  0, or 1 (why set). */
-static int check_file_alone(const sp_run_source *src, size_t file, char *why, size_t whylen)
-{
-    char err[1024];
-    sp_profile *full = sp_h5_read(src->paths[file], err, sizeof err);
-    if (!full) {
-        snprintf(why, whylen, "%s", err);
-        return 1;
-    }
-    sp_profile_free(full);
-    return 0;
-}
-
-static long rank_file(const sp_run_source *src, uint32_t rank)
-{
-    for (size_t r = 0; r < src->profile->num_rows; r++)
-        if (src->profile->rows[r].rank == rank)
-            return (long)src->row_file[r];
-    return -1;
-}
-
-static int check_ranks(const sp_run_source *src, const uint32_t *selected, long num_selected,
-                       char *why, size_t whylen)
-{
-    for (size_t f = 0; f < src->num_paths; f++)
-        if (src->shapes[f].has_fork && check_file_alone(src, f, why, whylen))
-            return 1;
-    const sp_profile *p = src->profile;
-    uint32_t last = UINT32_MAX;
-    for (size_t r = 0; r < p->num_rows; r++) {
-        uint32_t rank = p->rows[r].rank;
-        if (rank == last)
-            continue;
-        last = rank;
-        int chosen = 0;
-        for (long k = 0; k < num_selected && !chosen; k++)
-            chosen = selected[k] == rank;
-        if (chosen)
-            continue;
-        sp_call_visitor none = {ignore_enter, ignore_exit, NULL};
-        sp_rank_stream_info info;
-        int rc = sp_stream_rank(src, rank, 0, &none, &info, why, whylen);
-        sp_rank_stream_info_free(&info);
-        if (rc != 0)
-            return 1;
-    }
-    return 0;
 }
 
 /* Time zero, as trace_origin: the row statistics hold each row's earliest
@@ -670,12 +559,8 @@ static int stream_origin(const sp_run_source *src, int64_t *origin)
 }
 
 /* What this path does not do (the caller then exports in memory). */
-static const char *perfetto_not_streamed(const sp_run_source *src, const sp_selection *sel)
+static const char *perfetto_not_streamed(const sp_run_source *src)
 {
-    int64_t start;
-    if (sel && (sel->has_from || sel->has_to) &&
-        sp_profile_meta_int(src->profile, "start_time_ns", &start) != 0)
-        return "--from / --to without metadata start_time_ns (the origin is the first event)";
     for (size_t f = 0; f < src->num_paths; f++)
         if (!src->shapes[f].has_stats)
             return "a file without row statistics (the origin is the first event)";
@@ -687,30 +572,23 @@ int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
 {
     const sp_profile *profile = src->profile;
     const sp_selection *sel = options ? options->selection : NULL;
-    const char *reason = perfetto_not_streamed(src, sel);
+    const char *reason = perfetto_not_streamed(src);
     if (reason) {
         snprintf(why, whylen, "%s", reason);
         return 1;
     }
+    stream_pass p = {0};
+    int rc = sp_stream_filter_init(&p.filter, src, sel, why, whylen);
+    if (rc != 0)
+        return rc;
     uint32_t *ranks = NULL;
     long num_ranks = sp_selected_ranks(profile, sel, &ranks);
-    writer *w = calloc(1, sizeof *w);
-    unsigned char *region_keep = malloc(profile->num_names ? profile->num_names : 1);
-    stream_pass p = {.w = w, .sel = sel, .profile = profile, .region_keep = region_keep};
-    int rc = 0;
-    if (num_ranks < 0 || !w || !region_keep || !(w->name_sent = calloc(profile->num_names + 1, 1)))
+    writer *w = p.w = calloc(1, sizeof *w);
+    if (num_ranks < 0 || !w || !(w->name_sent = calloc(profile->num_names + 1, 1)))
         rc = -1;
-    if (rc == 0 && check_ranks(src, ranks, num_ranks, why, whylen))
+    if (rc == 0 && sp_stream_check_run(src, ranks, num_ranks, why, whylen))
         rc = 1;
     if (rc == 0) {
-        for (size_t r = 0; r < profile->num_names; r++)
-            region_keep[r] = (unsigned char)sp_selection_keeps_region(sel, profile->names[r]);
-        int64_t origin = sp_profile_origin_ns(profile); /* metadata: checked above */
-        p.from = sel && sel->has_from ? origin + stream_seconds_to_ns(sel->from_s) : INT64_MIN;
-        p.to = sel && sel->has_to ? origin + stream_seconds_to_ns(sel->to_s) : INT64_MAX;
-        p.min_duration = sel && sel->has_min_duration
-                             ? stream_seconds_to_ns(sel->min_duration_s)
-                             : INT64_MIN;
         w->out = out;
         w->profile = profile;
         w->has_lanes = src->any_thread;
@@ -720,11 +598,10 @@ int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
     sp_call_visitor visitor = {pass_enter, pass_exit, &p};
     for (long k = 0; k < num_ranks && rc == 0; k++) {
         uint32_t rank = ranks[k];
-        long file = rank_file(src, rank);
-        if (file < 0)
+        if (sp_stream_rank_file(src, rank) < 0)
             continue; /* no rows: no calls */
         p.rank = rank;
-        p.num_choices = 0;
+        sp_stream_filter_rank(&p.filter, rank);
         p.num_lanes = 0;
         p.rank_described = 0;
         if (w->has_lanes) {
@@ -758,8 +635,7 @@ int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
         free(w->name_sent);
     }
     free(w);
-    free(region_keep);
-    free(p.choices);
+    sp_stream_filter_free(&p.filter);
     free(p.lanes);
     free(ranks);
     return rc;
