@@ -141,6 +141,12 @@ int sp_export_prof(FILE *out, const sp_profile *profile, uint32_t rank,
                    const sp_export_options *options, char *err, size_t errlen);
 int sp_export_folded(FILE *out, const sp_profile *profile, const sp_export_options *options,
                      char *err, size_t errlen);
+/* The same lines from a run source, in memory that follows the call paths
+ * (docs/stream.md, "Exports"): 0; 1 (why: export in memory, nothing was
+ * written); -1 out of memory. */
+struct sp_run_source;
+int sp_export_folded_stream(FILE *out, const struct sp_run_source *src,
+                            const sp_export_options *options, char *why, size_t whylen);
 /* Perfetto's native protobuf trace (TrackEvent): a track per rank and lane,
  * interned names, delta-encoded timestamps; about 22 bytes per call. */
 int sp_export_perfetto(FILE *out, const sp_profile *profile, const sp_export_options *options,

@@ -181,28 +181,33 @@ static int export_prof_files(const char *out, const sp_profile *profile,
  * through the in-memory path (which words every problem): the stream does
  * not take it, a file has a problem, or SCOPEPROF_EXPORT_IN_MEMORY=1 (the
  * tests compare both).  A perfetto trace is written as it streams, so a late
- * problem means starting again: only into a file, not '-'. */
+ * problem means starting again: only into a file, not '-'; folded writes
+ * once every rank has streamed. */
 static int export_streamed(format fmt, const char *path, const char **files, size_t num_files,
                            const sp_export_options *options)
 {
     const char *force = getenv("SCOPEPROF_EXPORT_IN_MEMORY");
     const char *trace = getenv("SCOPEPROF_EXPORT_TRACE");
-    if ((force && !strcmp(force, "1")) || fmt != PERFETTO || !strcmp(path, "-"))
+    int to_stdout = !strcmp(path, "-");
+    if ((force && !strcmp(force, "1")) || (fmt != PERFETTO && fmt != FOLDED) ||
+        (fmt == PERFETTO && to_stdout))
         return -1;
     char why[1024] = "";
     sp_run_source src;
     if (sp_run_source_open(&src, files, num_files, why, sizeof why) != 0)
         return -1;
-    int replacing = cli_regular_file_exists(path);
-    FILE *out = fopen(path, "wb");
+    int replacing = !to_stdout && cli_regular_file_exists(path);
+    FILE *out = to_stdout ? stdout : fopen(path, "wb");
     int rc = 1;
     if (out) {
         static char buffer[1 << 20];
-        setvbuf(out, buffer, _IOFBF, sizeof buffer);
-        rc = sp_export_perfetto_stream(out, &src, options, why, sizeof why);
-        if (ferror(out) | (fclose(out) != 0))
+        if (!to_stdout)
+            setvbuf(out, buffer, _IOFBF, sizeof buffer);
+        rc = fmt == PERFETTO ? sp_export_perfetto_stream(out, &src, options, why, sizeof why)
+                             : sp_export_folded_stream(out, &src, options, why, sizeof why);
+        if (to_stdout ? ferror(out) | (fflush(out) != 0) : ferror(out) | (fclose(out) != 0))
             rc = 1;
-        if (rc != 0 && !replacing)
+        if (rc != 0 && !to_stdout && !replacing)
             unlink(path); /* the in-memory path says 'replaced' only when it was */
     }
     sp_run_source_close(&src);
@@ -211,7 +216,8 @@ static int export_streamed(format fmt, const char *path, const char **files, siz
                 rc == 0 ? "" : why);
     if (rc != 0)
         return -1;
-    cli_announce_written(path, replacing);
+    if (!to_stdout)
+        cli_announce_written(path, replacing);
     return 0;
 }
 

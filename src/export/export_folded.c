@@ -10,6 +10,9 @@
 
 #include "model/utf8.h"
 #include "scopeprof/export.h"
+#include "scopeprof/report.h" /* sp_rank_clock_offset */
+#include "scopeprof/stream.h"
+#include "stream_filter.h"
 
 static void put_frame(FILE *out, const char *name)
 {
@@ -58,6 +61,31 @@ static void put_node(FILE *out, const sp_profile *p, const sp_path_tree *t, int6
     }
 }
 
+/* One line per call path of the tree (its nodes in creation order). */
+static void write_folded(FILE *out, const sp_profile *profile, const sp_path_tree *tree,
+                         const sp_export_options *options)
+{
+    size_t rank_nodes = 0;
+    int show_lane = 0;
+    for (size_t k = 0; k < tree->n; k++) {
+        const sp_path_node *nd = &tree->nodes[k];
+        if (nd->kind == SP_PATH_RANK)
+            rank_nodes++;
+        if (nd->kind == SP_PATH_LANE && nd->next_sibling >= 0)
+            show_lane = 1;
+    }
+    int show_rank = rank_nodes > 1;
+    for (size_t k = 0; k < tree->n; k++) {
+        if (tree->nodes[k].kind != SP_PATH_REGION)
+            continue;
+        put_node(out, profile, tree, (int64_t)k, show_rank, show_lane);
+        putc_unlocked(' ', out);
+        sp_write_int(out, tree->nodes[k].exclusive_ns);
+        putc_unlocked('\n', out);
+    }
+    sp_export_warn_events(options, tree->n, "folded export");
+}
+
 int sp_export_folded(FILE *out, const sp_profile *profile, const sp_export_options *options,
                      char *err, size_t errlen)
 {
@@ -98,27 +126,112 @@ int sp_export_folded(FILE *out, const sp_profile *profile, const sp_export_optio
                  profile->path ? profile->path : "profile");
         rc = -1;
     }
-    if (rc == 0) {
-        size_t rank_nodes = 0;
-        int show_lane = 0;
-        for (size_t k = 0; k < tree.n; k++) {
-            const sp_path_node *nd = &tree.nodes[k];
-            if (nd->kind == SP_PATH_RANK)
-                rank_nodes++;
-            if (nd->kind == SP_PATH_LANE && nd->next_sibling >= 0)
-                show_lane = 1;
-        }
-        int show_rank = rank_nodes > 1;
-        for (size_t k = 0; k < tree.n; k++) {
-            if (tree.nodes[k].kind != SP_PATH_REGION)
-                continue;
-            put_node(out, profile, &tree, (int64_t)k, show_rank, show_lane);
-            putc_unlocked(' ', out);
-            sp_write_int(out, tree.nodes[k].exclusive_ns);
-            putc_unlocked('\n', out);
-        }
-        sp_export_warn_events(options, tree.n, "folded export");
-    }
+    if (rc == 0)
+        write_folded(out, profile, &tree, options);
     sp_path_tree_free(&tree);
+    return rc;
+}
+
+/* ---- The same lines from a run source (docs/stream.md, "Exports") ----
+ * Each kept call is added to the path tree as it enters (nodes are created
+ * in the order sp_path_tree_add creates them: the calls' sorted order), its
+ * exclusive time as it exits.  Nothing is written before every rank has
+ * streamed, so any problem still goes to the in-memory path. */
+
+typedef struct folded_pass {
+    sp_stream_filter filter;
+    sp_path_tree *tree;
+    uint32_t rank;
+    int64_t rank_node;           /* -1: not created yet (no kept call so far) */
+    int64_t cached_lane, cached_node;
+    uint64_t calls;
+} folded_pass;
+
+static int folded_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
+{
+    folded_pass *p = ctx;
+    *user = parent;
+    if (!sp_stream_filter_keeps(&p->filter, call))
+        return 0;
+    int64_t up = parent;
+    if (up < 0) {
+        if (p->rank_node < 0 &&
+            (p->rank_node = sp_path_tree_child(p->tree, -1, SP_PATH_RANK, p->rank)) < 0)
+            return -1;
+        if (p->cached_node == -2 || call->lane != p->cached_lane) {
+            p->cached_lane = call->lane;
+            p->cached_node = sp_path_tree_child(p->tree, p->rank_node, SP_PATH_LANE, call->lane);
+            if (p->cached_node < 0)
+                return -1;
+        }
+        up = p->cached_node;
+    }
+    int64_t node = sp_path_tree_child(p->tree, up, SP_PATH_REGION, call->region);
+    if (node < 0)
+        return -1;
+    sp_path_node *nd = &p->tree->nodes[node];
+    nd->calls++;
+    nd->inclusive_ns += call->end - call->start;
+    p->calls++;
+    *user = node;
+    return 1;
+}
+
+static int folded_exit(void *ctx, const sp_stream_call *call, int64_t user)
+{
+    folded_pass *p = ctx;
+    p->tree->nodes[user].exclusive_ns += call->exclusive;
+    return 0;
+}
+
+int sp_export_folded_stream(FILE *out, const struct sp_run_source *src,
+                            const sp_export_options *options, char *why, size_t whylen)
+{
+    const sp_profile *profile = src->profile;
+    const sp_selection *sel = options ? options->selection : NULL;
+    const char *reason = sp_run_source_unstreamable(src);
+    for (size_t f = 0; !reason && f < src->num_paths; f++)
+        if (src->shapes[f].has_fork && sp_selection_grafts(sel))
+            reason = "fork edges (the tree grafts forked calls)";
+    if (reason) {
+        snprintf(why, whylen, "%s", reason);
+        return 1;
+    }
+    sp_path_tree tree;
+    sp_path_tree_init(&tree);
+    folded_pass p = {.tree = &tree};
+    int rc = sp_stream_filter_init(&p.filter, src, sel, why, whylen);
+    if (rc != 0)
+        return rc;
+    uint32_t *ranks = NULL;
+    long num_ranks = sp_selected_ranks(profile, sel, &ranks);
+    if (num_ranks < 0)
+        rc = -1;
+    if (rc == 0 && sp_stream_check_run(src, ranks, num_ranks, why, whylen))
+        rc = 1;
+    sp_call_visitor visitor = {folded_enter, folded_exit, &p};
+    for (long k = 0; k < num_ranks && rc == 0; k++) {
+        if (sp_stream_rank_file(src, ranks[k]) < 0)
+            continue; /* no rows: no calls */
+        p.rank = ranks[k];
+        p.rank_node = -1;
+        p.cached_node = -2;
+        sp_stream_filter_rank(&p.filter, ranks[k]);
+        sp_rank_stream_info info;
+        rc = sp_stream_rank(src, ranks[k], sp_rank_clock_offset(profile, ranks[k]), &visitor,
+                            &info, why, whylen);
+        sp_rank_stream_info_free(&info);
+    }
+    if (rc < 0)
+        snprintf(why, whylen, "out of memory");
+    if (rc == 0 && p.calls == 0) {
+        snprintf(why, whylen, "no calls: the in-memory path words it");
+        rc = 1;
+    }
+    if (rc == 0)
+        write_folded(out, profile, &tree, options);
+    sp_path_tree_free(&tree);
+    sp_stream_filter_free(&p.filter);
+    free(ranks);
     return rc;
 }
