@@ -173,6 +173,12 @@ int sp_export_otf2(const char *dir, const sp_profile *profile, const sp_export_o
 /* chart = 0: flame graph (aggregated by call path); 1: flame chart (time). */
 int sp_flame_svg(FILE *out, const sp_profile *profile, const sp_export_options *options,
                  int chart, char *err, size_t errlen);
+/* The flame graph (not the chart) from a run source, in memory that follows
+ * the call paths (docs/stream.md, "Exports"): 0; 1 (why: draw it in memory,
+ * nothing was written); -1 out of memory. */
+struct sp_run_source;
+int sp_flame_svg_stream(FILE *out, const struct sp_run_source *src,
+                        const sp_export_options *options, char *why, size_t whylen);
 /* The flame graph's colour of a region name (stable: a hash of the name),
  * shared with the HTML report so both views colour a region alike. */
 void sp_flame_colour(const char *name, int *r, int *g, int *b);

@@ -1,7 +1,15 @@
 #!/usr/bin/python3
-"""`scopeprof export folded` on the stream (docs/stream.md, "Exports"): for
+"""`scopeprof export folded` and `scopeprof flame` (the graph) on the stream
+(docs/stream.md, "Exports"): for every input (the synthetic file, the real
+programs of common.inputs, an OpenMP run with fork edges), with and without
+filters, the streamed output (folded lines, SVG) is byte for byte the
+in-memory path's (SCOPEPROF_EXPORT_IN_MEMORY=1), or the same failure; the
+stream must take the files without MPI columns (those with fork edges
+grafted one file at a time in memory); and the folded exclusive times add
+up to the root calls' durations h5py reads from the files."""`scopeprof export folded` and `scopeprof flame` (the graph) on the stream
+(docs/stream.md, "Exports"): for
 every input (the synthetic file, the real programs of common.inputs, an
-OpenMP run with fork edges), with and without filters, the streamed output
+OpenMP run with fork edges), with and without filters, the streamed output (folded lines, SVG)
 is byte for byte the in-memory path's (SCOPEPROF_EXPORT_IN_MEMORY=1), or the
 same failure; the stream must take the files without MPI columns (those
 with fork edges grafted one file at a time in memory); and the exclusive times add up to the root calls' durations h5py
@@ -17,9 +25,9 @@ VARIANTS = ([], ["--include", "solve|setup|outer"], ["--min-duration", "0.000000
             ["--lanes=MainThread"], ["--ranks", "1"], ["--exclude", "main"], ["--no-graft"])
 
 
-def export(name, files, *options):
+def export(name, files, *options, command=("export", "folded")):
     def run(**env):
-        return subprocess.run([SCOPEPROF, "export", "folded", *files, "-o", "-", *options],
+        return subprocess.run([SCOPEPROF, *command, *files, "-o", "-", *options],
                               capture_output=True, env=dict(os.environ, **env))
     r = run(SCOPEPROF_EXPORT_TRACE="1")
     m = run(SCOPEPROF_EXPORT_IN_MEMORY="1")
@@ -32,10 +40,10 @@ def export(name, files, *options):
              f"{r.stdout.decode()[:2000]}---\n{m.stdout.decode()[:2000]}")
     if not err.endswith(m.stderr.decode()):
         fail(f"{label}: messages differ:\n{err}---\n{m.stderr.decode()}")
-    streamed = "scopeprof export: streamed" in err
+    streamed = f"scopeprof {command[0]}: streamed" in err
     if streamed:
-        STREAMED.add(name)
-    print(f"ok: {label}: the in-memory path's {len(r.stdout)} bytes "
+        STREAMED.add((command[0], name))
+    print(f"ok: {' '.join(command)} {label}: the in-memory path's {len(r.stdout)} bytes "
           f"({'streamed' if streamed else err.splitlines()[0]})")
     return r.stdout.decode()
 
@@ -59,6 +67,7 @@ for name, files, truth in inputs(d):
         out = export(name, files, *options)
         if not options:
             lines = out
+        export(name, files, *options, command=("flame",))
     total = sum(int(line.rsplit(" ", 1)[1]) for line in lines.splitlines())
     roots = sum(c["end"] - c["start"] for c in truth["calls"] if not c["caller"])
     if total != roots:
@@ -68,7 +77,9 @@ omp = omp_input()
 if omp:
     for options in VARIANTS:
         export("omp", omp, *options)
+        export("omp", omp, *options, command=("flame",))
 for must in ("synthetic", "threads", "basic") + (("omp",) if omp else ()):
-    if must not in STREAMED:
-        fail(f"{must}: export folded did not stream (streamed: {sorted(STREAMED)})")
+    for command in ("export", "flame"):
+        if (command, must) not in STREAMED:
+            fail(f"{must}: {command} did not stream (streamed: {sorted(STREAMED)})")
 print(f"ok: streamed: {sorted(STREAMED)}")
