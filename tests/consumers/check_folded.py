@@ -6,14 +6,7 @@ filters, the streamed output (folded lines, SVG) is byte for byte the
 in-memory path's (SCOPEPROF_EXPORT_IN_MEMORY=1), or the same failure; the
 stream must take the files without MPI columns (those with fork edges
 grafted one file at a time in memory); and the folded exclusive times add
-up to the root calls' durations h5py reads from the files."""`scopeprof export folded` and `scopeprof flame` (the graph) on the stream
-(docs/stream.md, "Exports"): for
-every input (the synthetic file, the real programs of common.inputs, an
-OpenMP run with fork edges), with and without filters, the streamed output (folded lines, SVG)
-is byte for byte the in-memory path's (SCOPEPROF_EXPORT_IN_MEMORY=1), or the
-same failure; the stream must take the files without MPI columns (those
-with fork edges grafted one file at a time in memory); and the exclusive times add up to the root calls' durations h5py
-reads from the files (every nanosecond of a lane is in one stack)."""
+up to the root calls' durations h5py reads from the files."""
 import os
 import subprocess
 
