@@ -141,6 +141,18 @@ int sp_export_prof(FILE *out, const sp_profile *profile, uint32_t rank,
                    const sp_export_options *options, char *err, size_t errlen);
 int sp_export_folded(FILE *out, const sp_profile *profile, const sp_export_options *options,
                      char *err, size_t errlen);
+/* The folded export in its three steps, so that a run exported in parts
+ * (src/dist, one part per MPI process) decides the stack prefixes over all
+ * parts: the path tree of the selected ranks (no calls is not an error
+ * here; *calls counts them), its shape (ranks with calls, whether some rank
+ * has several lanes: "rank R" frames are shown when the whole export has
+ * more than one such rank, lane frames when some rank has several lanes),
+ * and its lines.  sp_export_folded = build, shape, write. */
+int sp_folded_build(const sp_profile *profile, const sp_export_options *options,
+                    sp_path_tree *tree, uint64_t *calls, char *err, size_t errlen);
+void sp_folded_shape(const sp_path_tree *tree, size_t *rank_nodes, int *several_lanes);
+void sp_folded_write(FILE *out, const sp_profile *profile, const sp_path_tree *tree,
+                     int show_rank, int show_lane);
 /* The same lines from a run source, in memory that follows the call paths
  * (docs/stream.md, "Exports"): 0; 1 (why: export in memory, nothing was
  * written); -1 out of memory. */

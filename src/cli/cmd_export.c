@@ -8,6 +8,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "dist/dist.h"
 #include "scopeprof/export.h"
 #include "scopeprof/h5.h"
 #include "scopeprof/stream.h"
@@ -56,6 +57,10 @@ static const char export_help[] =
     "selection (all ranks by default, unlike scope-profiler's rank 0):\n"
     "%s"
     "\n"
+    "Under an MPI launcher (mpirun -np N scopeprof export folded|csv ...)\n"
+    "the files are split over the N processes and process 0 writes the serial\n"
+    "output; the other formats are written by process 0 alone\n"
+    "(docs/distributed.md).\n"
     "A warning is printed when an export holds more than a million events, and\n"
     "'replaced' when an existing file was overwritten.\n"
     "Exit status: 0 ok, 1 unreadable file or failed export, 2 usage error.\n";
@@ -114,6 +119,74 @@ static int write_output(const char *path, write_fn fn, const sp_profile *profile
     if (!to_stdout)
         cli_announce_written(path, replacing);
     return 0;
+}
+
+/* Process 0 of a distributed export (src/dist): as write_output, but the
+ * other processes wait for it, so it takes part even when the output
+ * cannot be created. */
+static int write_dist_output(const char *path, const sp_dist_session *dist, int part_format,
+                             const sp_profile *block, const sp_export_options *options)
+{
+    char err[1024] = "";
+    int to_stdout = !strcmp(path, "-");
+    int replacing = !to_stdout && cli_regular_file_exists(path);
+    FILE *out = to_stdout ? stdout : fopen(path, "wb");
+    int open_errno = errno;
+    static char buffer[1 << 20];
+    if (out)
+        setvbuf(out, buffer, _IOFBF, sizeof buffer);
+    int rc = sp_dist_export(dist, part_format, block, options, out, err, sizeof err);
+    if (!out)
+        return cli_file_error(CMD, path, "cannot create: %s", strerror(open_errno));
+    int write_failed = ferror(out);
+    int saved = errno;
+    if (to_stdout) {
+        write_failed |= fflush(out) != 0;
+        setvbuf(out, NULL, _IOLBF, 0);
+    } else {
+        write_failed |= fclose(out) != 0;
+    }
+    if (rc == 0 && write_failed)
+        snprintf(err, sizeof err, "write failed: %s", strerror(saved ? saved : EIO));
+    if (rc < 0 || write_failed) {
+        if (!to_stdout)
+            unlink(path);
+        return cli_file_error(CMD, rc < 0 && block ? block->path : path, "%s", err);
+    }
+    if (!to_stdout)
+        cli_announce_written(path, replacing);
+    return 0;
+}
+
+/* `mpirun -np N scopeprof export folded|csv`: each process loads its
+ * block of rank files and writes its part (docs/distributed.md).  Returns
+ * the exit status, or -1 when process 0 should export serially. */
+static int export_distributed(const sp_dist_session *dist, format fmt, const char **files,
+                              size_t num_files, const char *out,
+                              const sp_export_options *options)
+{
+    char err[1024] = "";
+    char **paths = NULL;
+    long n = sp_run_inputs_expand(files, num_files, &paths, err, sizeof err);
+    if (n < 0) /* the same on every process: process 0 says it */
+        return dist->rank == 0 ? cli_file_error(CMD, NULL, "%s", err) : 0;
+    sp_profile *block = NULL;
+    int loaded = sp_dist_load_run(dist, paths, (size_t)n, &block, err, sizeof err);
+    sp_run_inputs_free(paths, n);
+    int rc = 0;
+    if (loaded == SP_DIST_RUN_SERIAL)
+        rc = dist->rank == 0 ? -1 : 0;
+    else if (loaded == SP_DIST_RUN_FAILED)
+        rc = dist->rank == 0 ? cli_file_error(CMD, NULL, "%s", err) : 0;
+    else {
+        int part_format = fmt == FOLDED ? SP_DIST_FOLDED : SP_DIST_CSV;
+        if (dist->rank == 0)
+            rc = write_dist_output(out, dist, part_format, block, options);
+        else
+            sp_dist_export(dist, part_format, block, options, NULL, err, sizeof err);
+    }
+    sp_profile_free(block);
+    return rc;
 }
 
 static int write_document(FILE *out, const sp_profile *p, const sp_export_options *o, void *ctx,
@@ -321,14 +394,48 @@ int cmd_export(int argc, char **argv)
     else if (fmt != OTF2)
         out = cli_output_path(out, default_out, out_buf, sizeof out_buf);
 
+    char err[1024] = "";
     sp_export_options options = {
         .selection = &sel, .label = label, .call_paths = call_paths, .warnings = stderr,
         .call_args = call_args};
-    if ((rc = export_streamed(fmt, out, files, num_files, &options)) >= 0)
+    /* Under an MPI launcher: folded and csv are written in parts by every
+     * process; the other formats by process 0 alone (perfetto: see
+     * src/dist/dist_export.c). */
+    sp_dist_session dist = {0};
+    if (fmt == FOLDED || fmt == CSV) {
+        enum sp_dist_mode mode = sp_dist_session_begin(&dist, CMD);
+        if (mode == SP_DIST_STANDBY) {
+            rc = 0;
+            goto done;
+        }
+        if (mode == SP_DIST_PARALLEL) {
+            rc = export_distributed(&dist, fmt, files, num_files, out, &options);
+            int serial_on_0 = rc < 0;
+            if (!serial_on_0 || dist.rank != 0) {
+                sp_dist_session_end(&dist);
+                rc = serial_on_0 ? 0 : rc;
+                goto done;
+            }
+        }
+    } else if (sp_dist_launcher_size() != 0) {
+        int rank = sp_dist_launcher_rank();
+        if (rank > 0) {
+            rc = 0;
+            goto done;
+        }
+        int size = sp_dist_launcher_size();
+        if (size != 1)
+            cli_warning(CMD, "this format is not written in parts; under the MPI launcher "
+                             "process 0 exports alone (folded and csv use every process)");
+    }
+    /* the serial export: on the stream when it takes the run */
+    if ((rc = export_streamed(fmt, out, files, num_files, &options)) >= 0) {
+        sp_dist_session_end(&dist);
         goto done;
-    char err[1024] = "";
+    }
     sp_profile *profile = sp_load_run(files, num_files, err, sizeof err);
     if (!profile) {
+        sp_dist_session_end(&dist);
         rc = cli_file_error(CMD, NULL, "%s", err);
         goto done;
     }
@@ -339,6 +446,7 @@ int cmd_export(int argc, char **argv)
     else
         rc = write_output(out, write_document, profile, &options, &fmt);
     sp_profile_free(profile);
+    sp_dist_session_end(&dist);
 done:
     sp_selection_free(&sel);
     free(files);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "dist/dist.h"
 #include "scopeprof/h5.h"
 
 static const char merge_help[] =
@@ -19,6 +20,9 @@ static const char merge_help[] =
     "Memory does not grow with the number of ranks.  Two files claiming the\n"
     "same rank, or files of different runs, are refused.  The output is\n"
     "written atomically: on failure a previous OUTPUT is left untouched.\n"
+    "Under an MPI launcher (mpirun -np N scopeprof merge ...) the files are\n"
+    "split over the N processes and process 0 writes the same OUTPUT\n"
+    "(docs/distributed.md).\n"
     "\n"
     "options:\n"
     "  -o, --output FILE   the merged file to write (required)\n"
@@ -78,16 +82,35 @@ int cmd_merge(int argc, char **argv)
         return usage_error("no rank files given");
     }
     char err[1024];
+    sp_dist_session dist;
+    enum sp_dist_mode mode = sp_dist_session_begin(&dist, "merge");
+    if (mode == SP_DIST_STANDBY) { /* MPI missing: process 0 merges alone */
+        free(inputs);
+        return 0;
+    }
     /* Directories and @LIST files become their rank files here, so the
      * message counts files. */
     char **files = NULL;
     long num_files = sp_run_inputs_expand(inputs, count, &files, err, sizeof err);
-    int rc = num_files < 0 ? -1
-                           : sp_h5_merge((const char *const *)files, (size_t)num_files, output,
-                                         err, sizeof err);
+    int rc;
+    if (num_files < 0)
+        rc = -1;
+    else if (mode == SP_DIST_PARALLEL)
+        rc = sp_dist_merge(&dist, files, (size_t)num_files, output, err, sizeof err);
+    else
+        rc = sp_h5_merge((const char *const *)files, (size_t)num_files, output, err,
+                         sizeof err);
     if (num_files >= 0)
         count = (size_t)num_files;
     sp_run_inputs_free(files, num_files);
+    int quiet = dist.rank != 0; /* process 0 speaks for all */
+    sp_dist_session_end(&dist);
+    if (quiet) { /* expansion errors are process 0's to say; MPI failures not */
+        if (rc < 0 && num_files >= 0)
+            fprintf(stderr, "scopeprof merge: %s\n", err);
+        free(inputs);
+        return rc < 0 ? 1 : 0;
+    }
     if (rc < 0) {
         fprintf(stderr, "scopeprof merge: %s\n", err);
         /* HDF5 1.10 can crash in its exit handler after a file close that

@@ -59,39 +59,13 @@ static void put_node(FILE *out, const sp_profile *p, const sp_path_tree *t, int6
     }
 }
 
-/* One line per call path of the tree (its nodes in creation order). */
-static void write_folded(FILE *out, const sp_profile *profile, const sp_path_tree *tree,
-                         const sp_export_options *options)
-{
-    size_t rank_nodes = 0;
-    int show_lane = 0;
-    for (size_t k = 0; k < tree->n; k++) {
-        const sp_path_node *nd = &tree->nodes[k];
-        if (nd->kind == SP_PATH_RANK)
-            rank_nodes++;
-        if (nd->kind == SP_PATH_LANE && nd->next_sibling >= 0)
-            show_lane = 1;
-    }
-    int show_rank = rank_nodes > 1;
-    for (size_t k = 0; k < tree->n; k++) {
-        if (tree->nodes[k].kind != SP_PATH_REGION)
-            continue;
-        put_node(out, profile, tree, (int64_t)k, show_rank, show_lane);
-        putc_unlocked(' ', out);
-        sp_write_int(out, tree->nodes[k].exclusive_ns);
-        putc_unlocked('\n', out);
-    }
-    sp_export_warn_events(options, tree->n, "folded export");
-}
-
-int sp_export_folded(FILE *out, const sp_profile *profile, const sp_export_options *options,
-                     char *err, size_t errlen)
+int sp_folded_build(const sp_profile *profile, const sp_export_options *options,
+                    sp_path_tree *tree, uint64_t *calls_out, char *err, size_t errlen)
 {
     const sp_selection *sel = options ? options->selection : NULL;
     uint32_t *ranks = NULL;
     long num_ranks = sp_selected_ranks(profile, sel, &ranks);
-    sp_path_tree tree;
-    sp_path_tree_init(&tree);
+    sp_path_tree_init(tree);
     uint64_t calls = 0;
     int rc = num_ranks < 0 ? -1 : 0;
     if (rc < 0)
@@ -109,8 +83,8 @@ int sp_export_folded(FILE *out, const sp_profile *profile, const sp_export_optio
             break;
         }
         if (data.calls.n) {
-            int64_t top = sp_path_tree_child(&tree, -1, SP_PATH_RANK, ranks[k]);
-            if (top < 0 || sp_path_tree_add(&tree, profile, &data, top, 1, NULL) < 0) {
+            int64_t top = sp_path_tree_child(tree, -1, SP_PATH_RANK, ranks[k]);
+            if (top < 0 || sp_path_tree_add(tree, profile, &data, top, 1, NULL) < 0) {
                 snprintf(err, errlen, "out of memory aggregating rank %u", ranks[k]);
                 rc = -1;
             }
@@ -119,15 +93,58 @@ int sp_export_folded(FILE *out, const sp_profile *profile, const sp_export_optio
         sp_rank_data_free(&data);
     }
     free(ranks);
-    if (rc == 0 && calls == 0) {
+    *calls_out = calls;
+    if (rc < 0)
+        sp_path_tree_free(tree);
+    return rc;
+}
+
+void sp_folded_shape(const sp_path_tree *tree, size_t *rank_nodes, int *several_lanes)
+{
+    *rank_nodes = 0;
+    *several_lanes = 0;
+    for (size_t k = 0; k < tree->n; k++) {
+        const sp_path_node *nd = &tree->nodes[k];
+        if (nd->kind == SP_PATH_RANK)
+            ++*rank_nodes;
+        if (nd->kind == SP_PATH_LANE && nd->next_sibling >= 0)
+            *several_lanes = 1;
+    }
+}
+
+void sp_folded_write(FILE *out, const sp_profile *profile, const sp_path_tree *tree,
+                     int show_rank, int show_lane)
+{
+    for (size_t k = 0; k < tree->n; k++) {
+        if (tree->nodes[k].kind != SP_PATH_REGION)
+            continue;
+        put_node(out, profile, tree, (int64_t)k, show_rank, show_lane);
+        putc_unlocked(' ', out);
+        sp_write_int(out, tree->nodes[k].exclusive_ns);
+        putc_unlocked('\n', out);
+    }
+}
+
+int sp_export_folded(FILE *out, const sp_profile *profile, const sp_export_options *options,
+                     char *err, size_t errlen)
+{
+    sp_path_tree tree;
+    uint64_t calls = 0;
+    if (sp_folded_build(profile, options, &tree, &calls, err, errlen) < 0)
+        return -1;
+    if (calls == 0) {
         snprintf(err, errlen, "%s: no calls recorded for the selected ranks and filters",
                  profile->path ? profile->path : "profile");
-        rc = -1;
+        sp_path_tree_free(&tree);
+        return -1;
     }
-    if (rc == 0)
-        write_folded(out, profile, &tree, options);
+    size_t rank_nodes;
+    int show_lane;
+    sp_folded_shape(&tree, &rank_nodes, &show_lane);
+    sp_folded_write(out, profile, &tree, rank_nodes > 1, show_lane);
+    sp_export_warn_events(options, tree.n, "folded export");
     sp_path_tree_free(&tree);
-    return rc;
+    return 0;
 }
 
 /* ---- The same lines from a run source (docs/stream.md, "Exports") ----
@@ -146,8 +163,13 @@ int sp_export_folded_stream(FILE *out, const struct sp_run_source *src,
         snprintf(why, whylen, "no calls: the in-memory path words it");
         rc = 1;
     }
-    if (rc == 0)
-        write_folded(out, src->profile, &tree, options);
+    if (rc == 0) {
+        size_t rank_nodes;
+        int show_lane;
+        sp_folded_shape(&tree, &rank_nodes, &show_lane);
+        sp_folded_write(out, src->profile, &tree, rank_nodes > 1, show_lane);
+        sp_export_warn_events(options, tree.n, "folded export");
+    }
     sp_path_tree_free(&tree);
     return rc;
 }

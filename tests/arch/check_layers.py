@@ -30,8 +30,9 @@ SRC_RULES = {
     "export": {"model", "callstack", "h5", "analysis", "stream", "report"},
     "diff": {"model", "callstack", "h5", "analysis", "stream", "report", "export"},
     "html": {"model", "callstack", "h5", "analysis", "stream", "report", "export"},
+    "dist": {"model", "callstack", "h5", "analysis", "stream", "report", "export"},
     "cli": {"model", "callstack", "h5", "capture", "analysis", "stream", "report", "export",
-            "diff", "html"},
+            "diff", "html", "dist"},
 }
 # preload/ layers, bottom to top; each may use those below it and src/model
 # (the capture and spill formats it hands over).

@@ -1,0 +1,76 @@
+#!/bin/sh
+# `scopeprof merge`, `export perfetto` and `export folded` of N synthetic rank
+# files (gen_ranks.py, E calls each): serial, then under an MPI launcher with
+# P processes, in the same run; prints the seconds of each, the speed-up
+# (serial / P processes), the serial cost per rank file and the serial time
+# it extrapolates to for 16,384 rank files (docs/distributed.md reads these
+# figures for P processes on more nodes).  The outputs of perfetto and folded
+# are checked to be the serial bytes.  `report` is timed serially only: under a
+# launcher it runs on process 0 alone, and so does `export perfetto` since the
+# exporter writes every lane on one packet sequence (docs/distributed.md).  The last row, "launch", is the fixed
+# cost of starting P processes with MPI (one file exported).
+#
+# usage: scripts/bench/dist/run.sh BUILD_DIR [N=1024] [E=10000] [P=2] [LAUNCHER=mpich|openmpi]
+set -eu
+build=${1:?usage: run.sh BUILD_DIR [N] [E] [P] [LAUNCHER]}
+n=${2:-1024}
+events=${3:-10000}
+procs=${4:-2}
+family=${5:-mpich}
+here=$(cd "$(dirname "$0")" && pwd)
+scopeprof=$(cd "$build" && pwd)/src/scopeprof
+work=$(mktemp -d /tmp/sp_dist_bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# --bind-to none: Open MPI binds each process to a core by default, which on
+# a node shared with other work keeps a process waiting for its core.
+case $family in
+mpich) launch="mpiexec.mpich -n $procs" ;;
+openmpi) launch="mpirun.openmpi --oversubscribe --bind-to none -np $procs"
+         export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ;;
+*) echo "run.sh: LAUNCHER is mpich or openmpi" >&2; exit 2 ;;
+esac
+
+/usr/bin/python3 "$here/../merge/gen_ranks.py" "$work/ranks" "$n" "$events"
+cd "$work"
+
+seconds() { # command...
+    /usr/bin/time -f '%e' -o "$work/time" "$@" >/dev/null 2>"$work/err" || {
+        cat "$work/err" >&2; exit 1; }
+    cat "$work/time"
+}
+
+echo "$n rank files x $events calls; $procs processes under $family; $(nproc) cores"
+printf '%-10s %9s %9s %8s %12s %16s\n' command serial_s "p${procs}_s" speedup ms_per_file \
+    "serial_16384_s"
+for what in merge perfetto folded; do
+    case $what in
+    merge) args="merge ranks -o out.h5" ;;
+    perfetto) args="export perfetto ranks -o out.pftrace" ;;
+    folded) args="export folded ranks -o out.folded" ;;
+    esac
+    serial=$(seconds "$scopeprof" $args)
+    cp out.* "serial_$what" 2>/dev/null || true
+    parallel=$(seconds $launch "$scopeprof" $args)
+    if [ "$what" != merge ] && ! cmp -s out.* "serial_$what"; then
+        echo "run.sh: $what under $family differs from the serial output" >&2
+        exit 1
+    fi
+    rm -f out.* "serial_$what"
+    awk -v w="$what" -v s="$serial" -v p="$parallel" -v n="$n" -v P="$procs" 'BEGIN {
+        per = s / n * 1000
+        printf "%-10s %9.2f %9.2f %7.2fx %12.2f %16.0f\n", w, s, p, s / p, per, s / n * 16384 }'
+done
+# The fixed cost of a launch: one rank file exported under the launcher
+# (start, MPI_Init, MPI_Finalize), against the same serially.
+one=ranks/$(ls ranks | head -n 1)
+serial=$(seconds "$scopeprof" export folded "$one" -o out.folded)
+parallel=$(seconds $launch "$scopeprof" export folded "$one" -o out.folded)
+rm -f out.folded
+awk -v s="$serial" -v p="$parallel" 'BEGIN {
+    printf "%-10s %9.2f %9.2f %8s %12s %16s   (one file: the launch cost)\n", "launch", s, p,
+           "-", "-", "-" }'
+serial=$(seconds "$scopeprof" report ranks)
+awk -v s="$serial" -v n="$n" 'BEGIN {
+    printf "%-10s %9.2f %9s %8s %12.2f %16.0f\n", "report", s, "-", "-", s / n * 1000,
+           s / n * 16384 }'

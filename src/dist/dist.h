@@ -1,0 +1,120 @@
+/* dist.h - `scopeprof report|merge|export` spread over the processes of an
+ * MPI launcher (mpirun -np N scopeprof ...): the MPI library, loaded at run
+ * time (nothing is linked at build time), the split of the rank files into
+ * blocks, and the distributed commands.  Outside a launcher none of this
+ * touches an MPI library. */
+#ifndef SCOPEPROF_DIST_H
+#define SCOPEPROF_DIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "scopeprof/export.h"
+#include "scopeprof/profile.h"
+
+/* ---- the launcher (dist_launch.c) ----------------------------------------- */
+
+/* The process count a launcher announces in the environment
+ * (OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_SIZE...), 0 when the process was
+ * not started by a launcher, -1 when started by one that does not say (a
+ * PMIx rank without a size): only MPI can tell.  SCOPEPROF_DIST=0 gives 0. */
+int sp_dist_launcher_size(void);
+/* The rank the launcher announces, -1 when none does. */
+int sp_dist_launcher_rank(void);
+/* 1 when the launcher variables are Open MPI's (OMPI_*). */
+int sp_dist_launcher_is_openmpi(void);
+
+/* ---- the MPI library (dist_mpi.c) ----------------------------------------- */
+
+/* dlopen the MPI library (SCOPEPROF_MPI_LIBRARY, or Open MPI's libmpi.so.40,
+ * MPICH's libmpich.so.12 / libmpi.so.12, the launcher's family first),
+ * tell the ABI family from its symbols, MPI_Init.  0, or -1 with one line
+ * in err. */
+int sp_dist_mpi_start(char *err, size_t errlen);
+/* MPI_Finalize (when started). */
+void sp_dist_mpi_finish(void);
+int sp_dist_mpi_rank(void);
+int sp_dist_mpi_size(void);
+/* "Open MPI" or "MPICH". */
+const char *sp_dist_mpi_family(void);
+/* Collectives on MPI_COMM_WORLD, 0 or -1 (MPI's default error handler
+ * aborts the job first in practice). */
+int sp_dist_barrier(void);
+int sp_dist_bcast(void *buf, size_t len, int root);
+/* Each process's `len` bytes at `buf`, to process 0: there *parts is a
+ * malloc'd array of size() buffers (each malloc'd, at least one byte) and
+ * *lens their lengths; NULL elsewhere.  Any length (sent in rounds below
+ * MPI's int counts). */
+int sp_dist_gather(const void *buf, size_t len, uint8_t ***parts, size_t **lens);
+void sp_dist_gather_free(uint8_t **parts, size_t *lens);
+/* One buffer from this process to `dest` / from `source` (its length
+ * first, then the bytes in pieces); *buf malloc'd. */
+int sp_dist_send(const void *buf, size_t len, int dest);
+int sp_dist_recv(uint8_t **buf, size_t *len, int source);
+/* A token to `dest`, and waiting for one from `source` without spinning
+ * (probes 2 ms apart): for the processes that wait while process 0 works
+ * alone. */
+int sp_dist_signal(int dest);
+int sp_dist_wait(int source);
+/* MPI_Abort(MPI_COMM_WORLD, code): a process that cannot go on. */
+void sp_dist_abort(int code);
+
+/* ---- a distributed command (dist_session.c) ------------------------------- */
+
+typedef struct sp_dist_session {
+    int rank, size; /* this process, the process count (1: serial) */
+    int mpi;        /* MPI started: sp_dist_session_end finalizes it */
+} sp_dist_session;
+
+enum sp_dist_mode {
+    SP_DIST_SERIAL,   /* no launcher, one process, or MPI missing on process 0 */
+    SP_DIST_PARALLEL, /* size > 1 processes share the work */
+    SP_DIST_STANDBY,  /* MPI missing, not process 0: exit 0 quietly */
+};
+/* What `cmd` does in this process; prints the one line saying MPI could not
+ * be loaded (on process 0 only) when the launcher's processes must fall
+ * back to process 0 alone. */
+enum sp_dist_mode sp_dist_session_begin(sp_dist_session *s, const char *cmd);
+void sp_dist_session_end(sp_dist_session *s);
+
+/* ---- the split (dist_partition.c) ----------------------------------------- */
+
+/* Contiguous blocks in rank order: the first `count % size` processes get
+ * one file more.  Sets *first and returns the number of files of `rank`. */
+size_t sp_dist_block(size_t count, int rank, int size, size_t *first);
+
+/* ---- a block of the run (dist_run.c) ------------------------------------- */
+
+enum { SP_DIST_RUN_OK, SP_DIST_RUN_SERIAL, SP_DIST_RUN_FAILED };
+/* Load this process's block of files (expanded) as the serial load of the
+ * whole run would hold those ranks: the run's region table and numbering,
+ * the lowest rank's metadata, the run's rank count and time origin.
+ * SP_DIST_RUN_OK (*out NULL for an empty block), SP_DIST_RUN_SERIAL (the
+ * blocks' ranks are not in order: process 0 should run the command
+ * serially, the others return), or SP_DIST_RUN_FAILED with the first
+ * failure in file order in err on every process.  Collective. */
+int sp_dist_load_run(const sp_dist_session *s, char **files, size_t count, sp_profile **out,
+                     char *err, size_t errlen);
+
+/* ---- the commands (dist_merge.c, dist_export.c, dist_report.c) ------------ */
+
+/* `merge`: files (expanded) split over the processes; each merges its block
+ * into a hidden part next to output, process 0 merges the parts in order,
+ * and the parts are removed, also on failure.  On process 0: 0, or -1 with
+ * the message (the serial merge's) in err; the other processes return 0
+ * (or -1 when MPI itself failed) and print nothing. */
+int sp_dist_merge(const sp_dist_session *s, char **files, size_t count, const char *output,
+                  char *err, size_t errlen);
+
+/* `export folded|csv` of the block `p` (from sp_dist_load_run; NULL
+ * for an empty block) with options `o`: process 0 writes the whole export
+ * into `out` (NULL: discarded, when its output could not be created; it
+ * still takes part), the others send it their parts.  0, or -1 with the
+ * message in err (on process 0: the first failure in rank order; the
+ * serial "no calls" message).  Collective. */
+enum { SP_DIST_FOLDED = 1, SP_DIST_CSV };
+int sp_dist_export(const sp_dist_session *s, int format, const sp_profile *p,
+                   const sp_export_options *o, FILE *out, char *err, size_t errlen);
+
+#endif

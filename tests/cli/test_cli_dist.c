@@ -1,0 +1,585 @@
+/* test_cli_dist.c - `mpirun -np N scopeprof merge|export ...` under Open MPI
+ * and MPICH with 1, 2 and 4 processes: the output is the serial command's
+ * (same HDF5 content by h5dump, same bytes for the exports), the parts are
+ * gone, a damaged input fails with the serial message, and a launcher
+ * without a loadable MPI library falls back to process 0 alone. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "scopeprof/h5.h"
+#include "scopeprof/profile.h"
+
+static char dir[256];
+
+static void make_dir(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/scopeprof-dist-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static void remove_dir(void)
+{
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+TestSuite(dist, .init = make_dir, .fini = remove_dir);
+
+static const char *in_dir(const char *name)
+{
+    static char buf[8][512];
+    static int k;
+    k = (k + 1) % 8;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+/* A program in PATH, or NULL. */
+static const char *in_path(const char *name)
+{
+    static char found[4][1024];
+    static int k;
+    const char *path = getenv("PATH");
+    char *copy = strdup(path ? path : "/usr/bin:/bin");
+    char *save = NULL;
+    const char *hit = NULL;
+    k = (k + 1) % 4;
+    for (char *d = strtok_r(copy, ":", &save); d && !hit; d = strtok_r(NULL, ":", &save)) {
+        snprintf(found[k], sizeof found[k], "%s/%s", d, name);
+        if (access(found[k], X_OK) == 0)
+            hit = found[k];
+    }
+    free(copy);
+    return hit;
+}
+
+typedef struct result {
+    int status;
+    char *out, *err;
+} result;
+
+static void result_free(result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+/* argv run in the test directory, with "KEY=VALUE" entries of env. */
+static result run(const char *const *argv, const char *const *env)
+{
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        if (chdir(dir) != 0)
+            _exit(120);
+        int out = open("stdout.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int err = open("stderr.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+            _exit(121);
+        unsetenv("LD_PRELOAD");
+        unsetenv("SCOPEPROF_DIST");
+        unsetenv("SCOPEPROF_MPI_LIBRARY");
+        setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+        setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+        for (size_t k = 0; env && env[k]; k++)
+            putenv((char *)env[k]);
+        execv(argv[0], (char *const *)argv);
+        _exit(122);
+    }
+    int ws;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    result r;
+    r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+    r.out = slurp(in_dir("stdout.txt"));
+    r.err = slurp(in_dir("stderr.txt"));
+    remove(in_dir("stdout.txt"));
+    remove(in_dir("stderr.txt"));
+    return r;
+}
+
+/* `scopeprof args...` serially (no launcher), or under the launcher of
+ * `family` with `np` processes. */
+static result scopeprof(const char *family, int np, const char *const *args,
+                        const char *const *env)
+{
+    const char *argv[48];
+    char n[16];
+    size_t k = 0;
+    snprintf(n, sizeof n, "%d", np);
+    if (family) {
+        int openmpi = !strcmp(family, "openmpi");
+        const char *launcher = in_path(openmpi ? "mpirun.openmpi" : "mpiexec.mpich");
+        if (!launcher)
+            cr_skip_test("%s is not installed", openmpi ? "mpirun.openmpi" : "mpiexec.mpich");
+        argv[k++] = launcher;
+        if (openmpi)
+            argv[k++] = "--oversubscribe"; /* 4 processes on 2 cores */
+        argv[k++] = "-n";
+        argv[k++] = n;
+    }
+    argv[k++] = SCOPEPROF_EXE;
+    for (size_t i = 0; args[i] && k < 47; i++)
+        argv[k++] = args[i];
+    argv[k] = NULL;
+    return run(argv, env);
+}
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* Rank r of a 5-rank run: main > (solve > assemble) x (r + 1), plus a
+ * region of its own ("only_r<r>", so the region table's order depends on
+ * the order ranks are merged in) and, on odd ranks, a worker thread. */
+static void write_rank(uint32_t rank)
+{
+    sp_profile *p = sp_profile_new();
+    size_t cap = 64;
+    p->start = malloc(cap * sizeof *p->start);
+    p->end = malloc(cap * sizeof *p->end);
+    p->thread_ids = malloc(cap * sizeof *p->thread_ids);
+    p->rows = calloc(8, sizeof *p->rows);
+    char own[32];
+    snprintf(own, sizeof own, "only_r%u", rank);
+    const char *regions[] = {"main", "solve", "assemble", own};
+    int64_t t0 = 1000000 + rank * 17;
+    for (int g = 0; g < 4; g++) {
+        sp_row *row = &p->rows[p->num_rows++];
+        row->region = (uint32_t)sp_profile_intern_name(p, regions[g]);
+        row->rank = rank;
+        row->offset = p->num_events;
+        row->source_line = -1;
+        row->exclusive_total = -1;
+        row->source_file = strdup("");
+        row->source_text = strdup("");
+        row->tags = strdup("[]");
+        row->event_metadata = strdup("[]");
+        int reps = g == 0 ? 1 : g == 3 ? 1 : (int)rank + 1;
+        for (int i = 0; i < reps; i++) {
+            int64_t s, e, th = 0;
+            if (g == 0)
+                s = 0, e = 100000;
+            else if (g == 1)
+                s = 1000 + i * 10000, e = s + 8000;
+            else if (g == 2)
+                s = 2000 + i * 10000, e = s + 3000 + rank * 100;
+            else
+                s = 90000, e = 95000, th = rank % 2;
+            p->start[p->num_events] = t0 + s;
+            p->end[p->num_events] = t0 + e;
+            p->thread_ids[p->num_events] = th;
+            p->num_events++;
+            row->count++;
+        }
+        sp_summary_compute(p->start + row->offset, p->end + row->offset, NULL, row->count,
+                           &row->stats);
+    }
+    p->has_thread_table = 1;
+    size_t threads = rank % 2 ? 2 : 1;
+    p->threads = calloc(threads, sizeof *p->threads);
+    for (size_t t = 0; t < threads; t++)
+        p->threads[t] = (sp_thread_row){.rank = rank, .index = (int64_t)t, .ident = 1,
+                                        .native_id = 1, .start_ns = 0, .end_ns = 100000,
+                                        .cpu_ns = 50000,
+                                        .name = strdup(t ? "worker" : "MainThread")};
+    p->num_threads = threads;
+    p->num_ranks = rank + 1;
+    sp_profile_set_meta_int(p, "start_time_ns", 1000000);
+    sp_profile_set_meta_int(p, "mpi_size", 5);
+    sp_profile_set_meta_int(p, "mpi_rank", rank);
+    sp_profile_set_meta_string(p, "run_id", "dist-test");
+    char name[64], err[512];
+    snprintf(name, sizeof name, "ranks/run_rank%05u.h5", rank);
+    cr_assert_eq(sp_h5_write(in_dir(name), p, err, sizeof err), 0, "%s", err);
+    sp_profile_free(p);
+}
+
+static void write_run(void)
+{
+    cr_assert_eq(mkdir(in_dir("ranks"), 0755), 0);
+    for (uint32_t r = 0; r < 5; r++)
+        write_rank(r);
+}
+
+/* The content of an HDF5 file as h5dump prints it, without its first line
+ * (which names the file). */
+static char *dump(const char *name)
+{
+    const char *h5dump = in_path("h5dump");
+    if (!h5dump)
+        cr_skip_test("h5dump (hdf5-tools) is not installed");
+    result r = run(ARGS(h5dump, in_dir(name)), NULL);
+    cr_assert_eq(r.status, 0, "h5dump %s: %s", name, r.err);
+    char *body = strdup(strchr(r.out, '\n'));
+    result_free(&r);
+    return body;
+}
+
+/* Nothing but the inputs, the expected outputs and the listed names. */
+static void no_part_files_left(void)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        cr_expect_null(strstr(e->d_name, ".part"), "part file left behind: %s", e->d_name);
+    closedir(d);
+}
+
+static void merge_matches_serial(const char *family)
+{
+    write_run();
+    result serial = scopeprof(NULL, 0, ARGS("merge", "ranks", "-o", "serial.h5"), NULL);
+    cr_assert_eq(serial.status, 0, "%s", serial.err);
+    char *want = dump("serial.h5");
+    static const int counts[] = {1, 2, 4};
+    for (int c = 0; c < 3; c++) {
+        result r = scopeprof(family, counts[c], ARGS("merge", "ranks", "-o", "dist.h5"), NULL);
+        cr_assert_eq(r.status, 0, "%d processes: %s", counts[c], r.err);
+        cr_expect_str_eq(r.out, "merged 5 files into dist.h5\n", "%d processes", counts[c]);
+        cr_expect_str_eq(r.err, "", "%d processes", counts[c]);
+        char *got = dump("dist.h5");
+        cr_expect_str_eq(got, want, "%s, %d processes: not the serial merge", family,
+                         counts[c]);
+        free(got);
+        no_part_files_left();
+        result_free(&r);
+    }
+    free(want);
+    result_free(&serial);
+}
+
+Test(dist, merge_under_open_mpi_is_the_serial_merge, .timeout = 240)
+{
+    merge_matches_serial("openmpi");
+}
+
+Test(dist, merge_under_mpich_is_the_serial_merge, .timeout = 240)
+{
+    merge_matches_serial("mpich");
+}
+
+/* Ranks out of order across the blocks (a list naming rank 4 first): the
+ * parts' ranks overlap, so process 0 merges serially - the same file. */
+Test(dist, merge_of_a_list_out_of_rank_order_is_the_serial_merge, .timeout = 240)
+{
+    write_run();
+    FILE *list = fopen(in_dir("ranks/list.txt"), "w");
+    cr_assert_not_null(list);
+    fprintf(list, "run_rank00004.h5\nrun_rank00001.h5\nrun_rank00002.h5\nrun_rank00000.h5\n"
+                  "run_rank00003.h5\n");
+    fclose(list);
+    result serial = scopeprof(NULL, 0, ARGS("merge", "@ranks/list.txt", "-o", "serial.h5"), NULL);
+    cr_assert_eq(serial.status, 0, "%s", serial.err);
+    result r = scopeprof("mpich", 2, ARGS("merge", "@ranks/list.txt", "-o", "dist.h5"), NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *want = dump("serial.h5"), *got = dump("dist.h5");
+    cr_expect_str_eq(got, want);
+    no_part_files_left();
+    free(want);
+    free(got);
+    result_free(&serial);
+    result_free(&r);
+}
+
+/* A damaged file in the last process's block: the serial message, once,
+ * exit status 1, no output and no part left. */
+static void damaged_input_fails_like_serial(const char *family)
+{
+    write_run();
+    FILE *f = fopen(in_dir("ranks/run_rank00004.h5"), "w");
+    cr_assert_not_null(f);
+    fputs("not HDF5", f);
+    fclose(f);
+    result serial = scopeprof(NULL, 0, ARGS("merge", "ranks", "-o", "out.h5"), NULL);
+    cr_assert_eq(serial.status, 1);
+    result r = scopeprof(family, 2, ARGS("merge", "ranks", "-o", "out.h5"), NULL);
+    cr_expect_neq(r.status, 0);
+    cr_expect_not_null(strstr(r.err, serial.err), "serial said:\n%s\nunder %s:\n%s", serial.err,
+                       family, r.err);
+    char *again = strstr(r.err, serial.err);
+    cr_expect_null(again ? strstr(again + 1, serial.err) : NULL, "said twice:\n%s", r.err);
+    cr_expect_neq(access(in_dir("out.h5"), F_OK), 0, "an output was written");
+    no_part_files_left();
+    result_free(&serial);
+    result_free(&r);
+}
+
+Test(dist, damaged_input_under_open_mpi_fails_like_serial, .timeout = 240)
+{
+    damaged_input_fails_like_serial("openmpi");
+}
+
+Test(dist, damaged_input_under_mpich_fails_like_serial, .timeout = 240)
+{
+    damaged_input_fails_like_serial("mpich");
+}
+
+/* No MPI library: one line, process 0 does the serial merge, exit 0. */
+Test(dist, no_mpi_library_falls_back_to_process_0, .timeout = 240)
+{
+    write_run();
+    result serial = scopeprof(NULL, 0, ARGS("merge", "ranks", "-o", "serial.h5"), NULL);
+    cr_assert_eq(serial.status, 0, "%s", serial.err);
+    result r = scopeprof("mpich", 2, ARGS("merge", "ranks", "-o", "dist.h5"),
+                         ARGS("SCOPEPROF_MPI_LIBRARY=/nonexistent/libmpi.so"));
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, "merged 5 files into dist.h5\n");
+    cr_expect_not_null(strstr(r.err, "scopeprof merge: started by an MPI launcher, but cannot "
+                                     "load the MPI library SCOPEPROF_MPI_LIBRARY="),
+                       "%s", r.err);
+    cr_expect_not_null(strstr(r.err, "running serially on process 0\n"), "%s", r.err);
+    cr_expect_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "more than one line:\n%s",
+                 r.err);
+    char *want = dump("serial.h5"), *got = dump("dist.h5");
+    cr_expect_str_eq(got, want);
+    free(want);
+    free(got);
+    result_free(&serial);
+    result_free(&r);
+}
+
+/* ---- export ---------------------------------------------------------------- */
+
+static char *read_output(const char *name)
+{
+    char *s = slurp(in_dir(name));
+    cr_assert_not_null(s, "%s was not written", name);
+    return s;
+}
+
+/* Byte for byte the serial export, for every process count; opt/value is
+ * an option and its value (a selection), or NULL. */
+static void export_matches_serial(const char *family, const char *format, const char *opt,
+                                  const char *value)
+{
+    write_run();
+    char out[64], dist_out[64];
+    snprintf(out, sizeof out, "serial.%s", format);
+    snprintf(dist_out, sizeof dist_out, "dist.%s", format);
+    result serial = opt ? scopeprof(NULL, 0, ARGS("export", format, "ranks", "-o", out, opt, value),
+                                    NULL)
+                        : scopeprof(NULL, 0, ARGS("export", format, "ranks", "-o", out), NULL);
+    cr_assert_eq(serial.status, 0, "%s", serial.err);
+    char *want = read_output(out);
+    FILE *f = fopen(in_dir(out), "rb");
+    fseek(f, 0, SEEK_END);
+    long want_size = ftell(f);
+    fclose(f);
+    static const int counts[] = {1, 2, 4};
+    for (int c = 0; c < 3; c++) {
+        result r = opt ? scopeprof(family, counts[c], ARGS("export", format, "ranks", "-o",
+                                                           dist_out, opt, value), NULL)
+                       : scopeprof(family, counts[c], ARGS("export", format, "ranks", "-o",
+                                                           dist_out), NULL);
+        cr_assert_eq(r.status, 0, "%d processes: %s", counts[c], r.err);
+        char expected_out[96];
+        snprintf(expected_out, sizeof expected_out, "wrote %s\n", dist_out);
+        cr_expect_str_eq(r.out, expected_out, "%d processes", counts[c]);
+        /* perfetto is written by process 0 alone (src/dist/dist_export.c) */
+        if (!strcmp(format, "perfetto") && counts[c] > 1)
+            cr_expect_not_null(strstr(r.err, "not written in parts"), "%d processes: %s",
+                               counts[c], r.err);
+        else
+            cr_expect_str_eq(r.err, "", "%d processes", counts[c]);
+        f = fopen(in_dir(dist_out), "rb");
+        cr_assert_not_null(f);
+        fseek(f, 0, SEEK_END);
+        long got_size = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        char *got = malloc((size_t)got_size + 1);
+        cr_assert_eq(fread(got, 1, (size_t)got_size, f), (size_t)got_size);
+        fclose(f);
+        cr_expect_eq(got_size, want_size, "%s %s, %d processes: %ld bytes, serial %ld", family,
+                     format, counts[c], got_size, want_size);
+        cr_expect(got_size == want_size && !memcmp(got, want, (size_t)want_size),
+                  "%s %s, %d processes: not the serial bytes", family, format, counts[c]);
+        free(got);
+        remove(in_dir(dist_out));
+        result_free(&r);
+    }
+    free(want);
+    result_free(&serial);
+}
+
+Test(dist, perfetto_under_open_mpi_is_the_serial_trace, .timeout = 240)
+{
+    export_matches_serial("openmpi", "perfetto", NULL, NULL);
+}
+
+Test(dist, perfetto_under_mpich_is_the_serial_trace, .timeout = 240)
+{
+    export_matches_serial("mpich", "perfetto", NULL, NULL);
+}
+
+Test(dist, perfetto_of_a_selection_under_mpich, .timeout = 240)
+{
+    export_matches_serial("mpich", "perfetto", "--exclude", "assemble");
+}
+
+Test(dist, folded_under_open_mpi_is_the_serial_file, .timeout = 240)
+{
+    export_matches_serial("openmpi", "folded", NULL, NULL);
+}
+
+Test(dist, folded_under_mpich_is_the_serial_file, .timeout = 240)
+{
+    export_matches_serial("mpich", "folded", NULL, NULL);
+}
+
+Test(dist, csv_under_open_mpi_is_the_serial_file, .timeout = 240)
+{
+    export_matches_serial("openmpi", "csv", NULL, NULL);
+}
+
+Test(dist, csv_under_mpich_is_the_serial_file, .timeout = 240)
+{
+    export_matches_serial("mpich", "csv", "--include", "solve|assemble");
+}
+
+/* One rank selected: no "rank R" frames, although every process holds ranks. */
+Test(dist, folded_of_one_rank_under_open_mpi, .timeout = 240)
+{
+    export_matches_serial("openmpi", "folded", "--ranks", "3");
+}
+
+/* Nothing selected: the serial message, once, and no file. */
+Test(dist, export_of_nothing_fails_like_serial, .timeout = 240)
+{
+    write_run();
+    result serial = scopeprof(NULL, 0, ARGS("export", "folded", "ranks", "-o", "s.folded",
+                                            "--include", "nothing_like_this"), NULL);
+    cr_assert_eq(serial.status, 1);
+    result r = scopeprof("openmpi", 2, ARGS("export", "folded", "ranks", "-o", "d.folded",
+                                            "--include", "nothing_like_this"), NULL);
+    cr_expect_neq(r.status, 0);
+    cr_expect_not_null(strstr(r.err, serial.err), "serial:\n%s\ndistributed:\n%s", serial.err,
+                       r.err);
+    cr_expect_neq(access(in_dir("d.folded"), F_OK), 0, "a partial file is left");
+    result_free(&serial);
+    result_free(&r);
+}
+
+/* A format written by one process: process 0 alone, with a warning line. */
+Test(dist, chrome_under_a_launcher_is_written_by_process_0, .timeout = 240)
+{
+    write_run();
+    result serial = scopeprof(NULL, 0, ARGS("export", "chrome", "ranks", "-o", "s.json"), NULL);
+    cr_assert_eq(serial.status, 0, "%s", serial.err);
+    result r = scopeprof("mpich", 2, ARGS("export", "chrome", "ranks", "-o", "d.json"), NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, "wrote d.json\n");
+    cr_expect_not_null(strstr(r.err, "not written in parts"), "%s", r.err);
+    char *want = read_output("s.json"), *got = read_output("d.json");
+    cr_expect_str_eq(got, want);
+    free(want);
+    free(got);
+    result_free(&serial);
+    result_free(&r);
+}
+
+/* ---- report ------------------------------------------------------------------ */
+
+/* Not spread over the processes yet: printed once, by process 0, with one
+ * warning line saying so. */
+static void report_is_printed_once(const char *family)
+{
+    write_run();
+    result serial = scopeprof(NULL, 0, ARGS("report", "ranks"), ARGS("NO_COLOR=1"));
+    cr_assert_eq(serial.status, 0, "%s", serial.err);
+    result r = scopeprof(family, 2, ARGS("report", "ranks"), ARGS("NO_COLOR=1"));
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, serial.out);
+    cr_expect_str_eq(r.err, "scopeprof report: warning: not spread over the MPI launcher's "
+                            "processes yet; process 0 reports alone (merge and export "
+                            "folded|csv use them all)\n");
+    result_free(&serial);
+    result_free(&r);
+}
+
+Test(dist, report_under_open_mpi_is_printed_once, .timeout = 240)
+{
+    report_is_printed_once("openmpi");
+}
+
+Test(dist, report_under_mpich_is_printed_once, .timeout = 240)
+{
+    report_is_printed_once("mpich");
+}
+
+/* A list out of rank order: the blocks' ranks overlap, process 0 exports
+ * serially - the same bytes. */
+Test(dist, folded_of_a_list_out_of_rank_order, .timeout = 240)
+{
+    write_run();
+    FILE *list = fopen(in_dir("ranks/list.txt"), "w");
+    cr_assert_not_null(list);
+    fprintf(list, "run_rank00003.h5\nrun_rank00001.h5\nrun_rank00002.h5\nrun_rank00000.h5\n"
+                  "run_rank00004.h5\n");
+    fclose(list);
+    result serial = scopeprof(NULL, 0, ARGS("export", "folded", "@ranks/list.txt", "-o",
+                                            "serial.folded"), NULL);
+    cr_assert_eq(serial.status, 0, "%s", serial.err);
+    result r = scopeprof("mpich", 2, ARGS("export", "folded", "@ranks/list.txt", "-o",
+                                          "dist.folded"), NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, "wrote dist.folded\n");
+    cr_expect_str_eq(r.err, "");
+    FILE *a = fopen(in_dir("serial.folded"), "rb"), *b = fopen(in_dir("dist.folded"), "rb");
+    cr_assert(a && b);
+    int ca, cb;
+    long at = 0;
+    do {
+        ca = getc(a);
+        cb = getc(b);
+        at++;
+    } while (ca == cb && ca != EOF);
+    cr_expect_eq(ca, cb, "the outputs differ at byte %ld", at);
+    fclose(a);
+    fclose(b);
+    result_free(&serial);
+    result_free(&r);
+}
+
+/* An output directory that does not exist: the serial line, naming the
+ * output (not a part), once. */
+Test(dist, merge_into_a_missing_directory_says_what_serial_says, .timeout = 240)
+{
+    write_run();
+    result serial = scopeprof(NULL, 0, ARGS("merge", "ranks", "-o", "missing/run.h5"), NULL);
+    cr_assert_eq(serial.status, 1);
+    result r = scopeprof("mpich", 2, ARGS("merge", "ranks", "-o", "missing/run.h5"), NULL);
+    cr_expect_neq(r.status, 0);
+    cr_expect_not_null(strstr(r.err, serial.err), "serial:\n%s\ndistributed:\n%s", serial.err,
+                       r.err);
+    cr_expect_null(strstr(r.err, ".part"), "%s", r.err);
+    result_free(&serial);
+    result_free(&r);
+}
