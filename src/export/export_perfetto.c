@@ -537,34 +537,66 @@ static int stream_pass_run(stream_pass *p, const sp_run_source *src, uint32_t ra
     return rc;
 }
 
-/* Time zero, as trace_origin: the row statistics hold each row's earliest
- * start (the stream checks them against the events).  1 when a file has
- * none. */
-static int stream_origin(const sp_run_source *src, int64_t *origin)
+/* Time zero, as trace_origin: the run's start, or the earliest call when a
+ * rank started before it.  The earliest call comes from the rows'
+ * statistics (which the stream checks against the events) when every file
+ * has them; else from `first` (the earliest raw start, learnt by passes). */
+static int64_t stream_origin(const sp_run_source *src, int with_stats, int64_t first)
 {
-    int64_t first = INT64_MAX, meta;
-    for (size_t f = 0; f < src->num_paths; f++)
-        if (!src->shapes[f].has_stats)
-            return 1;
-    for (size_t r = 0; r < src->profile->num_rows; r++) {
+    int64_t meta;
+    for (size_t r = 0; with_stats && r < src->profile->num_rows; r++) {
         const sp_row *row = &src->profile->rows[r];
         if (row->count && row->stats.start_minimum < first)
             first = row->stats.start_minimum;
     }
     if (sp_profile_meta_int(src->profile, "start_time_ns", &meta) == 0)
-        *origin = meta < first ? meta : first;
-    else
-        *origin = first == INT64_MAX ? 0 : first;
-    return 0;
+        return meta < first ? meta : first;
+    return first == INT64_MAX ? 0 : first;
 }
 
-/* What this path does not do (the caller then exports in memory). */
-static const char *perfetto_not_streamed(const sp_run_source *src)
+static int every_file_has_stats(const sp_run_source *src)
 {
     for (size_t f = 0; f < src->num_paths; f++)
         if (!src->shapes[f].has_stats)
-            return "a file without row statistics (the origin is the first event)";
-    return sp_run_source_unstreamable(src);
+            return 0;
+    return 1;
+}
+
+static int ignore_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
+{
+    (void)ctx;
+    (void)call;
+    *user = parent;
+    return 0;
+}
+
+static int ignore_exit(void *ctx, const sp_stream_call *call, int64_t user)
+{
+    (void)ctx;
+    (void)call;
+    (void)user;
+    return 0;
+}
+
+/* Without row statistics: the earliest raw start of the selected ranks,
+ * one pass over each (the other ranks' came with their checks).  0, 1. */
+static int first_start_by_passes(const sp_run_source *src, const uint32_t *ranks,
+                                 long num_ranks, int64_t *first, char *why, size_t whylen)
+{
+    sp_call_visitor none = {ignore_enter, ignore_exit, NULL};
+    for (long k = 0; k < num_ranks; k++) {
+        if (sp_stream_rank_file(src, ranks[k]) < 0)
+            continue;
+        int64_t offset = sp_rank_clock_offset(src->profile, ranks[k]);
+        sp_rank_stream_info info;
+        int rc = sp_stream_rank(src, ranks[k], offset, &none, &info, why, whylen);
+        if (rc == 0 && info.first_start != INT64_MAX && info.first_start + offset < *first)
+            *first = info.first_start + offset;
+        sp_rank_stream_info_free(&info);
+        if (rc != 0)
+            return 1;
+    }
+    return 0;
 }
 
 int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
@@ -572,7 +604,7 @@ int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
 {
     const sp_profile *profile = src->profile;
     const sp_selection *sel = options ? options->selection : NULL;
-    const char *reason = perfetto_not_streamed(src);
+    const char *reason = sp_run_source_unstreamable(src);
     if (reason) {
         snprintf(why, whylen, "%s", reason);
         return 1;
@@ -586,14 +618,18 @@ int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
     writer *w = p.w = calloc(1, sizeof *w);
     if (num_ranks < 0 || !w || !(w->name_sent = calloc(profile->num_names + 1, 1)))
         rc = -1;
-    if (rc == 0 && sp_stream_check_run(src, ranks, num_ranks, why, whylen))
+    int with_stats = every_file_has_stats(src);
+    int64_t first = INT64_MAX;
+    if (rc == 0 && sp_stream_check_run(src, ranks, num_ranks, &first, why, whylen))
         rc = 1;
+    if (rc == 0 && !with_stats)
+        rc = first_start_by_passes(src, ranks, num_ranks, &first, why, whylen);
     if (rc == 0) {
         w->out = out;
         w->profile = profile;
         w->has_lanes = src->any_thread;
         w->sequence = 1;
-        stream_origin(src, &w->origin);
+        w->origin = stream_origin(src, with_stats, first);
     }
     sp_call_visitor visitor = {pass_enter, pass_exit, &p};
     for (long k = 0; k < num_ranks && rc == 0; k++) {

@@ -155,7 +155,7 @@ int sp_path_tree_stream(sp_path_tree *tree, const sp_run_source *src, const sp_s
     long num_ranks = sp_selected_ranks(profile, sel, &ranks);
     if (num_ranks < 0)
         rc = -1;
-    if (rc == 0 && sp_stream_check_run(src, ranks, num_ranks, why, whylen))
+    if (rc == 0 && sp_stream_check_run(src, ranks, num_ranks, NULL, why, whylen))
         rc = 1;
     sp_call_visitor visitor = {tree_enter, tree_exit, &p};
     int64_t *rows = NULL;

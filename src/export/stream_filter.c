@@ -106,7 +106,7 @@ static int ignore_exit(void *ctx, const sp_stream_call *call, int64_t user)
 }
 
 int sp_stream_check_run(const sp_run_source *src, const uint32_t *selected, long num_selected,
-                        char *why, size_t whylen)
+                        int64_t *first_start, char *why, size_t whylen)
 {
     for (size_t f = 0; f < src->num_paths; f++) {
         if (!src->shapes[f].has_fork)
@@ -134,6 +134,8 @@ int sp_stream_check_run(const sp_run_source *src, const uint32_t *selected, long
         sp_call_visitor none = {ignore_enter, ignore_exit, NULL};
         sp_rank_stream_info info;
         int rc = sp_stream_rank(src, rank, 0, &none, &info, why, whylen);
+        if (rc == 0 && first_start && info.first_start < *first_start)
+            *first_start = info.first_start; /* offset 0: raw */
         sp_rank_stream_info_free(&info);
         if (rc != 0)
             return 1;

@@ -39,8 +39,10 @@ long sp_stream_rank_file(const sp_run_source *src, uint32_t rank);
  * ids of the files that have them (the stream does not read those): so do
  * the streamed exports, for the files with fork edges (each read whole
  * once, one at a time) and the ranks outside `selected` (streamed, nothing
- * kept).  0, or 1 (why set: export in memory, which words the problem). */
+ * kept).  first_start (NULL: not wanted) gets the earliest raw start of
+ * those ranks' events when it is earlier.  0, or 1 (why set: export in
+ * memory, which words the problem). */
 int sp_stream_check_run(const sp_run_source *src, const uint32_t *selected, long num_selected,
-                        char *why, size_t whylen);
+                        int64_t *first_start, char *why, size_t whylen);
 
 #endif
