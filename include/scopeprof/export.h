@@ -153,10 +153,24 @@ int sp_folded_build(const sp_profile *profile, const sp_export_options *options,
 void sp_folded_shape(const sp_path_tree *tree, size_t *rank_nodes, int *several_lanes);
 void sp_folded_write(FILE *out, const sp_profile *profile, const sp_path_tree *tree,
                      int show_rank, int show_lane);
+/* The same lines from a run source, in memory that follows the call paths
+ * (docs/stream.md, "Exports"): 0; 1 (why: export in memory, nothing was
+ * written); -1 out of memory. */
+struct sp_run_source;
+int sp_export_folded_stream(FILE *out, const struct sp_run_source *src,
+                            const sp_export_options *options, char *why, size_t whylen);
 /* Perfetto's native protobuf trace (TrackEvent): a track per rank and lane,
  * interned names, delta-encoded timestamps; about 22 bytes per call. */
 int sp_export_perfetto(FILE *out, const sp_profile *profile, const sp_export_options *options,
                        char *err, size_t errlen);
+/* The same bytes from a run source (scopeprof/stream.h), in bounded memory
+ * (docs/stream.md, "Exports").  0; 1 when this path does not export this run
+ * or a file has a problem (why: the reason; whatever was written to `out`
+ * must be discarded and the in-memory exporter run, which words the
+ * message); -1 when writing failed. */
+struct sp_run_source;
+int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
+                              const sp_export_options *options, char *why, size_t whylen);
 int sp_export_json(FILE *out, const sp_profile *profile, const sp_export_options *options,
                    char *err, size_t errlen);
 int sp_export_csv(FILE *out, const sp_profile *profile, const sp_export_options *options,
@@ -171,6 +185,12 @@ int sp_export_otf2(const char *dir, const sp_profile *profile, const sp_export_o
 /* chart = 0: flame graph (aggregated by call path); 1: flame chart (time). */
 int sp_flame_svg(FILE *out, const sp_profile *profile, const sp_export_options *options,
                  int chart, char *err, size_t errlen);
+/* The flame graph (not the chart) from a run source, in memory that follows
+ * the call paths (docs/stream.md, "Exports"): 0; 1 (why: draw it in memory,
+ * nothing was written); -1 out of memory. */
+struct sp_run_source;
+int sp_flame_svg_stream(FILE *out, const struct sp_run_source *src,
+                        const sp_export_options *options, char *why, size_t whylen);
 /* The flame graph's colour of a region name (stable: a hash of the name),
  * shared with the HTML report so both views colour a region alike. */
 void sp_flame_colour(const char *name, int *r, int *g, int *b);

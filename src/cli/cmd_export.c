@@ -11,6 +11,7 @@
 #include "dist/dist.h"
 #include "scopeprof/export.h"
 #include "scopeprof/h5.h"
+#include "scopeprof/stream.h"
 
 #define CMD "export"
 
@@ -248,6 +249,51 @@ static int export_prof_files(const char *out, const sp_profile *profile,
     return rc;
 }
 
+/* Formats that stream (docs/stream.md, "Exports"): the run read in windows,
+ * in bounded memory.  Returns the exit status, or -1 when this run goes
+ * through the in-memory path (which words every problem): the stream does
+ * not take it, a file has a problem, or SCOPEPROF_EXPORT_IN_MEMORY=1 (the
+ * tests compare both).  A perfetto trace is written as it streams, so a late
+ * problem means starting again: only into a file, not '-'; folded writes
+ * once every rank has streamed. */
+static int export_streamed(format fmt, const char *path, const char **files, size_t num_files,
+                           const sp_export_options *options)
+{
+    const char *force = getenv("SCOPEPROF_EXPORT_IN_MEMORY");
+    const char *trace = getenv("SCOPEPROF_EXPORT_TRACE");
+    int to_stdout = !strcmp(path, "-");
+    if ((force && !strcmp(force, "1")) || (fmt != PERFETTO && fmt != FOLDED) ||
+        (fmt == PERFETTO && to_stdout))
+        return -1;
+    char why[1024] = "";
+    sp_run_source src;
+    if (sp_run_source_open(&src, files, num_files, why, sizeof why) != 0)
+        return -1;
+    int replacing = !to_stdout && cli_regular_file_exists(path);
+    FILE *out = to_stdout ? stdout : fopen(path, "wb");
+    int rc = 1;
+    if (out) {
+        static char buffer[1 << 20];
+        if (!to_stdout)
+            setvbuf(out, buffer, _IOFBF, sizeof buffer);
+        rc = fmt == PERFETTO ? sp_export_perfetto_stream(out, &src, options, why, sizeof why)
+                             : sp_export_folded_stream(out, &src, options, why, sizeof why);
+        if (to_stdout ? ferror(out) | (fflush(out) != 0) : ferror(out) | (fclose(out) != 0))
+            rc = 1;
+        if (rc != 0 && !to_stdout && !replacing)
+            unlink(path); /* the in-memory path says 'replaced' only when it was */
+    }
+    sp_run_source_close(&src);
+    if (trace && !strcmp(trace, "1"))
+        fprintf(stderr, "scopeprof export: %s%s\n", rc == 0 ? "streamed" : "in memory: ",
+                rc == 0 ? "" : why);
+    if (rc != 0)
+        return -1;
+    if (!to_stdout)
+        cli_announce_written(path, replacing);
+    return 0;
+}
+
 int cmd_export(int argc, char **argv)
 {
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -381,6 +427,11 @@ int cmd_export(int argc, char **argv)
         if (size != 1)
             cli_warning(CMD, "this format is not written in parts; under the MPI launcher "
                              "process 0 exports alone (folded and csv use every process)");
+    }
+    /* the serial export: on the stream when it takes the run */
+    if ((rc = export_streamed(fmt, out, files, num_files, &options)) >= 0) {
+        sp_dist_session_end(&dist);
+        goto done;
     }
     sp_profile *profile = sp_load_run(files, num_files, err, sizeof err);
     if (!profile) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model/utf8.h"
+#include "path_tree_stream.h"
 #include "scopeprof/export.h"
 
 static void put_frame(FILE *out, const char *name)
@@ -144,4 +145,31 @@ int sp_export_folded(FILE *out, const sp_profile *profile, const sp_export_optio
     sp_export_warn_events(options, tree.n, "folded export");
     sp_path_tree_free(&tree);
     return 0;
+}
+
+/* ---- The same lines from a run source (docs/stream.md, "Exports") ----
+ * The tree is built as the calls stream (path_tree_stream.c) and written
+ * once every rank has streamed, so any problem still goes to the in-memory
+ * path with nothing written. */
+int sp_export_folded_stream(FILE *out, const struct sp_run_source *src,
+                            const sp_export_options *options, char *why, size_t whylen)
+{
+    const sp_selection *sel = options ? options->selection : NULL;
+    sp_path_tree tree;
+    sp_path_tree_init(&tree);
+    uint64_t calls = 0;
+    int rc = sp_path_tree_stream(&tree, src, sel, 1, &calls, why, whylen);
+    if (rc == 0 && calls == 0) {
+        snprintf(why, whylen, "no calls: the in-memory path words it");
+        rc = 1;
+    }
+    if (rc == 0) {
+        size_t rank_nodes;
+        int show_lane;
+        sp_folded_shape(&tree, &rank_nodes, &show_lane);
+        sp_folded_write(out, src->profile, &tree, rank_nodes > 1, show_lane);
+        sp_export_warn_events(options, tree.n, "folded export");
+    }
+    sp_path_tree_free(&tree);
+    return rc;
 }

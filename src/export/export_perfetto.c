@@ -43,7 +43,10 @@
 
 #include "mpi_flows.h"
 #include "protobuf_writer.h"
+#include "stream_filter.h"
 #include "scopeprof/export.h"
+#include "scopeprof/report.h" /* sp_rank_clock_offset */
+#include "scopeprof/stream.h"
 
 enum {
     TRACE_PACKET = 1,
@@ -94,8 +97,9 @@ enum {
 typedef struct writer {
     FILE *out;
     const sp_profile *profile;
-    const sp_rank_data *data;
+    const sp_rank_data *data;    /* in memory: the rank being written */
     const sp_mpi_flows *flows;   /* NULL: no MPI columns */
+    int has_lanes;               /* lane labels; else "rank R" (no thread ids) */
     uint8_t buf[1 << 16];
     size_t used;
     int failed;
@@ -185,7 +189,7 @@ static void start_lane(writer *w, uint32_t rank, size_t lane_index, int64_t lane
 {
     uint64_t track = lane_uuid(rank, lane_index);
     char label[512];
-    if (w->data->calls.lane)
+    if (w->has_lanes)
         sp_lane_label(w->profile, rank, lane, label, sizeof label);
     else
         snprintf(label, sizeof label, "rank %u", rank);
@@ -235,13 +239,14 @@ static uint8_t *put_fixed64(uint8_t *p, uint64_t v)
     return p;
 }
 
-/* Flow ids of call i's MPI ends: sends on its begin, receives on its end. */
-static uint8_t *put_flows(writer *w, uint8_t *e, size_t i, int begin)
+/* Flow ids of a call's MPI ends (its event in the profile's columns):
+ * sends on its begin, receives on its end. */
+static uint8_t *put_flows(writer *w, uint8_t *e, uint64_t event, int begin)
 {
     if (!w->flows)
         return e;
     size_t n = 0;
-    const sp_mpi_flow_end *f = sp_mpi_flows_at(w->flows, w->data->event[i], &n);
+    const sp_mpi_flow_end *f = sp_mpi_flows_at(w->flows, event, &n);
     for (size_t k = 0; k < n; k++) {
         if (f[k].send != begin)
             continue;
@@ -252,11 +257,11 @@ static uint8_t *put_flows(writer *w, uint8_t *e, size_t i, int begin)
     return e;
 }
 
-/* A slice event of call i at ns `t` (after the origin).  Begin events carry
+/* A slice event of a call of `region` at ns `t` (after the origin); `at`
+ * places it in the profile's columns for its MPI flows.  Begin events carry
  * the name id, and the first one of each region also interns its name. */
-static void slice_event(writer *w, int64_t t, int begin, size_t i)
+static void slice_event(writer *w, int64_t t, int begin, uint32_t region, uint64_t at)
 {
-    uint32_t region = w->data->calls.region[i];
     if (t < w->last_ts)
         t = w->last_ts; /* never back in time: the clock is incremental */
     uint64_t delta = (uint64_t)(t - w->last_ts);
@@ -271,7 +276,7 @@ static void slice_event(writer *w, int64_t t, int begin, size_t i)
         *e++ = TAG(EVENT_NAME_IID, PB_VARINT);
         e = pb_put_varint(e, iid);
     }
-    e = put_flows(w, e, i, begin);
+    e = put_flows(w, e, at, begin);
     size_t event_len = (size_t)(e - event);
 
     const char *name = NULL;
@@ -321,14 +326,16 @@ static void slice_event(writer *w, int64_t t, int begin, size_t i)
 static int open_call(void *ctx, size_t i)
 {
     writer *w = ctx;
-    slice_event(w, w->data->calls.start[i] - w->origin, 1, i);
+    slice_event(w, w->data->calls.start[i] - w->origin, 1, w->data->calls.region[i],
+                w->flows ? w->data->event[i] : 0);
     return w->failed;
 }
 
 static int close_call(void *ctx, size_t i)
 {
     writer *w = ctx;
-    slice_event(w, w->data->calls.end[i] - w->origin, 0, i);
+    slice_event(w, w->data->calls.end[i] - w->origin, 0, w->data->calls.region[i],
+                w->flows ? w->data->event[i] : 0);
     return w->failed;
 }
 
@@ -403,6 +410,7 @@ static int export_part(FILE *out, const sp_profile *profile, const sp_export_opt
             break;
         }
         w->data = &data;
+        w->has_lanes = data.calls.lane != NULL;
         if (data.calls.n)
             rc = write_rank(w, err, errlen);
         calls += data.calls.n;
@@ -432,4 +440,239 @@ int sp_export_perfetto(FILE *out, const sp_profile *profile, const sp_export_opt
                        char *err, size_t errlen)
 {
     return export_part(out, profile, options, 0, err, errlen);
+}
+
+/* ---- The same trace from a run source (docs/stream.md, "Exports") ----
+ *
+ * The trace is written lane by lane, and a rank's call stream interleaves
+ * its lanes: each lane is one pass over the rank (sp_stream_rank), whose
+ * visitor writes the calls of that lane and drops the others (dropping
+ * another lane's calls changes nothing on this one).  With thread ids, a
+ * first pass learns the lanes of the kept calls (their sorted order gives
+ * the lane indexes of the in-memory walk).  Memory: the stream's windows and
+ * the open calls; time: (lanes + 1) passes over a rank with lanes. */
+
+typedef struct stream_pass {
+    writer *w;
+    sp_stream_filter filter;
+    int collecting;              /* the first pass: lanes only */
+    int64_t *lanes;              /* sorted distinct lanes of the kept calls */
+    size_t num_lanes, lanes_cap;
+    int64_t target;              /* the lane being written */
+    uint32_t rank;
+    size_t lane_index;
+    int lane_started, rank_described;
+    uint64_t calls;
+} stream_pass;
+
+static int note_lane(stream_pass *p, int64_t lane)
+{
+    size_t lo = 0, hi = p->num_lanes;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (p->lanes[mid] < lane)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < p->num_lanes && p->lanes[lo] == lane)
+        return 0;
+    if (p->num_lanes == p->lanes_cap) {
+        size_t cap = p->lanes_cap ? 2 * p->lanes_cap : 8;
+        int64_t *grown = realloc(p->lanes, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        p->lanes = grown;
+        p->lanes_cap = cap;
+    }
+    memmove(p->lanes + lo + 1, p->lanes + lo, (p->num_lanes - lo) * sizeof *p->lanes);
+    p->lanes[lo] = lane;
+    p->num_lanes++;
+    return 0;
+}
+
+static int pass_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
+{
+    stream_pass *p = ctx;
+    *user = parent;
+    if (!sp_stream_filter_keeps(&p->filter, call))
+        return 0;
+    if (p->collecting)
+        return note_lane(p, call->lane) < 0 ? -1 : 0;
+    if (call->lane != p->target)
+        return 0;
+    writer *w = p->w;
+    if (!p->rank_described) {
+        describe_process(w, p->rank);
+        p->rank_described = 1;
+    }
+    if (!p->lane_started) {
+        start_lane(w, p->rank, p->lane_index, p->target, call->start - w->origin);
+        p->lane_started = 1;
+    }
+    p->calls++;
+    slice_event(w, call->start - w->origin, 1, call->region, 0);
+    *user = 0;
+    return w->failed ? -1 : 1;
+}
+
+static int pass_exit(void *ctx, const sp_stream_call *call, int64_t user)
+{
+    stream_pass *p = ctx;
+    (void)user;
+    slice_event(p->w, call->end - p->w->origin, 0, call->region, 0);
+    return p->w->failed ? -1 : 0;
+}
+
+/* One pass over `rank`.  0, 1 (fall back: why), -1 (write failed). */
+static int stream_pass_run(stream_pass *p, const sp_run_source *src, uint32_t rank,
+                           const sp_call_visitor *visitor, char *why, size_t whylen)
+{
+    sp_rank_stream_info info;
+    int rc = sp_stream_rank(src, rank, sp_rank_clock_offset(src->profile, rank), visitor,
+                            &info, why, whylen);
+    sp_rank_stream_info_free(&info);
+    if (rc < 0 && !p->w->failed)
+        snprintf(why, whylen, "out of memory");
+    return rc;
+}
+
+/* Time zero, as trace_origin: the run's start, or the earliest call when a
+ * rank started before it.  The earliest call comes from the rows'
+ * statistics (which the stream checks against the events) when every file
+ * has them; else from `first` (the earliest raw start, learnt by passes). */
+static int64_t stream_origin(const sp_run_source *src, int with_stats, int64_t first)
+{
+    int64_t meta;
+    for (size_t r = 0; with_stats && r < src->profile->num_rows; r++) {
+        const sp_row *row = &src->profile->rows[r];
+        if (row->count && row->stats.start_minimum < first)
+            first = row->stats.start_minimum;
+    }
+    if (sp_profile_meta_int(src->profile, "start_time_ns", &meta) == 0)
+        return meta < first ? meta : first;
+    return first == INT64_MAX ? 0 : first;
+}
+
+static int every_file_has_stats(const sp_run_source *src)
+{
+    for (size_t f = 0; f < src->num_paths; f++)
+        if (!src->shapes[f].has_stats)
+            return 0;
+    return 1;
+}
+
+static int ignore_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
+{
+    (void)ctx;
+    (void)call;
+    *user = parent;
+    return 0;
+}
+
+static int ignore_exit(void *ctx, const sp_stream_call *call, int64_t user)
+{
+    (void)ctx;
+    (void)call;
+    (void)user;
+    return 0;
+}
+
+/* Without row statistics: the earliest raw start of the selected ranks,
+ * one pass over each (the other ranks' came with their checks).  0, 1. */
+static int first_start_by_passes(const sp_run_source *src, const uint32_t *ranks,
+                                 long num_ranks, int64_t *first, char *why, size_t whylen)
+{
+    sp_call_visitor none = {ignore_enter, ignore_exit, NULL};
+    for (long k = 0; k < num_ranks; k++) {
+        if (sp_stream_rank_file(src, ranks[k]) < 0)
+            continue;
+        int64_t offset = sp_rank_clock_offset(src->profile, ranks[k]);
+        sp_rank_stream_info info;
+        int rc = sp_stream_rank(src, ranks[k], offset, &none, &info, why, whylen);
+        if (rc == 0 && info.first_start != INT64_MAX && info.first_start + offset < *first)
+            *first = info.first_start + offset;
+        sp_rank_stream_info_free(&info);
+        if (rc != 0)
+            return 1;
+    }
+    return 0;
+}
+
+int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
+                              const sp_export_options *options, char *why, size_t whylen)
+{
+    const sp_profile *profile = src->profile;
+    const sp_selection *sel = options ? options->selection : NULL;
+    const char *reason = sp_run_source_unstreamable(src);
+    if (reason) {
+        snprintf(why, whylen, "%s", reason);
+        return 1;
+    }
+    stream_pass p = {0};
+    int rc = sp_stream_filter_init(&p.filter, src, sel, why, whylen);
+    if (rc != 0)
+        return rc;
+    uint32_t *ranks = NULL;
+    long num_ranks = sp_selected_ranks(profile, sel, &ranks);
+    writer *w = p.w = calloc(1, sizeof *w);
+    if (num_ranks < 0 || !w || !(w->name_sent = calloc(profile->num_names + 1, 1)))
+        rc = -1;
+    int with_stats = every_file_has_stats(src);
+    int64_t first = INT64_MAX;
+    if (rc == 0 && sp_stream_check_run(src, ranks, num_ranks, &first, why, whylen))
+        rc = 1;
+    if (rc == 0 && !with_stats)
+        rc = first_start_by_passes(src, ranks, num_ranks, &first, why, whylen);
+    if (rc == 0) {
+        w->out = out;
+        w->profile = profile;
+        w->has_lanes = src->any_thread;
+        w->sequence = 1;
+        w->origin = stream_origin(src, with_stats, first);
+    }
+    sp_call_visitor visitor = {pass_enter, pass_exit, &p};
+    for (long k = 0; k < num_ranks && rc == 0; k++) {
+        uint32_t rank = ranks[k];
+        if (sp_stream_rank_file(src, rank) < 0)
+            continue; /* no rows: no calls */
+        p.rank = rank;
+        sp_stream_filter_rank(&p.filter, rank);
+        p.num_lanes = 0;
+        p.rank_described = 0;
+        if (w->has_lanes) {
+            p.collecting = 1;
+            rc = stream_pass_run(&p, src, rank, &visitor, why, whylen);
+            p.collecting = 0;
+        } else if (note_lane(&p, -1) < 0) {
+            rc = -1;
+        }
+        for (size_t t = 0; t < p.num_lanes && rc == 0; t++) {
+            p.target = p.lanes[t];
+            p.lane_index = t;
+            p.lane_started = 0;
+            rc = stream_pass_run(&p, src, rank, &visitor, why, whylen);
+        }
+    }
+    if (w)
+        flush(w);
+    if (rc == 0 && w->failed)
+        rc = -1;
+    if (rc < 0)
+        snprintf(why, whylen, "write failed, or out of memory");
+    if (rc == 0 && p.calls == 0) {
+        snprintf(why, whylen, "no calls: the in-memory path words it");
+        rc = 1;
+    }
+    if (w) {
+        pb_free(&w->scratch);
+        pb_free(&w->inner);
+        pb_free(&w->innermost);
+        free(w->name_sent);
+    }
+    free(w);
+    sp_stream_filter_free(&p.filter);
+    free(p.lanes);
+    free(ranks);
+    return rc;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "model/utf8.h"
+#include "path_tree_stream.h"
 #include "scopeprof/export.h"
 
 #define WIDTH 1200.0
@@ -196,34 +197,13 @@ static void merged_frame(FILE *out, uint64_t calls, uint64_t paths, int64_t ns, 
 
 /* ---- flame graph -------------------------------------------------------- */
 
-static int flame_graph(FILE *out, const sp_profile *profile, const sp_export_options *options,
-                       const uint32_t *ranks, long num_ranks, char *err, size_t errlen)
+/* Lay out and draw the tree (nodes in creation order, at least one).  0 or
+ * -1 (out of memory). */
+static int draw_flame_graph(FILE *out, const sp_profile *profile,
+                            const sp_export_options *options, const sp_path_tree *tree_,
+                            char *err, size_t errlen)
 {
-    const sp_selection *sel = options ? options->selection : NULL;
-    sp_path_tree tree;
-    sp_path_tree_init(&tree);
-    for (long k = 0; k < num_ranks; k++) {
-        sp_rank_data data;
-        if (sp_rank_data_load(profile, ranks[k], sel, &data, err, errlen) < 0) {
-            sp_path_tree_free(&tree);
-            return -1;
-        }
-        int rc = sp_selection_grafts(sel) ? sp_rank_data_graft(profile, &data, NULL) : 0;
-        if (rc == 0)
-            rc = sp_path_tree_add(&tree, profile, &data, -1, 0, NULL);
-        sp_rank_data_free(&data);
-        if (rc < 0) {
-            sp_path_tree_free(&tree);
-            snprintf(err, errlen, "out of memory aggregating call paths");
-            return -1;
-        }
-    }
-    if (tree.n == 0) {
-        sp_path_tree_free(&tree);
-        snprintf(err, errlen, "%s: no calls recorded for the selected ranks and filters",
-                 profile->path ? profile->path : "profile");
-        return -1;
-    }
+    const sp_path_tree tree = *tree_;
     /* Depth and x offset (ns from the left edge) per node, parents first;
      * a child narrower than a pixel is not placed (x = -1) but added to its
      * parent's merged block, drawn after the wide children, with its whole
@@ -234,7 +214,6 @@ static int flame_graph(FILE *out, const sp_profile *profile, const sp_export_opt
     merge_block *merged = calloc(n + 1, sizeof *merged); /* [n]: the top level */
     if (!x || !next_x || !depth || !merged) {
         free(x), free(next_x), free(depth), free(merged);
-        sp_path_tree_free(&tree);
         snprintf(err, errlen, "out of memory laying out the flame graph");
         return -1;
     }
@@ -301,8 +280,62 @@ static int flame_graph(FILE *out, const sp_profile *profile, const sp_export_opt
     fputs("</svg>\n", out);
     sp_export_warn_events(options, drawn, "flame graph");
     free(x), free(next_x), free(depth), free(merged);
-    sp_path_tree_free(&tree);
     return 0;
+}
+
+static int flame_graph(FILE *out, const sp_profile *profile, const sp_export_options *options,
+                       const uint32_t *ranks, long num_ranks, char *err, size_t errlen)
+{
+    const sp_selection *sel = options ? options->selection : NULL;
+    sp_path_tree tree;
+    sp_path_tree_init(&tree);
+    for (long k = 0; k < num_ranks; k++) {
+        sp_rank_data data;
+        if (sp_rank_data_load(profile, ranks[k], sel, &data, err, errlen) < 0) {
+            sp_path_tree_free(&tree);
+            return -1;
+        }
+        int rc = sp_selection_grafts(sel) ? sp_rank_data_graft(profile, &data, NULL) : 0;
+        if (rc == 0)
+            rc = sp_path_tree_add(&tree, profile, &data, -1, 0, NULL);
+        sp_rank_data_free(&data);
+        if (rc < 0) {
+            sp_path_tree_free(&tree);
+            snprintf(err, errlen, "out of memory aggregating call paths");
+            return -1;
+        }
+    }
+    if (tree.n == 0) {
+        sp_path_tree_free(&tree);
+        snprintf(err, errlen, "%s: no calls recorded for the selected ranks and filters",
+                 profile->path ? profile->path : "profile");
+        return -1;
+    }
+    int rc = draw_flame_graph(out, profile, options, &tree, err, errlen);
+    sp_path_tree_free(&tree);
+    return rc;
+}
+
+/* The flame graph of a run source (docs/stream.md, "Exports"): the tree
+ * built as the calls stream (path_tree_stream.c), drawn once every rank
+ * has streamed, so a problem still goes to the in-memory path with nothing
+ * written. */
+int sp_flame_svg_stream(FILE *out, const struct sp_run_source *src,
+                        const sp_export_options *options, char *why, size_t whylen)
+{
+    sp_path_tree tree;
+    sp_path_tree_init(&tree);
+    uint64_t calls = 0;
+    int rc = sp_path_tree_stream(&tree, src, options ? options->selection : NULL, 0, &calls, why,
+                                 whylen);
+    if (rc == 0 && tree.n == 0) {
+        snprintf(why, whylen, "no calls: the in-memory path words it");
+        rc = 1;
+    }
+    if (rc == 0)
+        rc = draw_flame_graph(out, src->profile, options, &tree, why, whylen);
+    sp_path_tree_free(&tree);
+    return rc;
 }
 
 /* ---- flame chart -------------------------------------------------------- */

@@ -1242,3 +1242,67 @@ Test(cli, report_of_fork_edges_equals_in_memory)
         result_free(&m);
     }
 }
+
+/* Streamed exports (docs/stream.md, "Exports"): a problem found in a late
+ * rank, after the perfetto trace of the first ranks was written, starts
+ * again on the in-memory path, which words the message: the same exit
+ * status and message as that path, and no output file left behind (nor a
+ * 'replaced' for a file that did not exist).  folded writes nothing before
+ * every rank has streamed. */
+Test(cli, export_streamed_falls_back_on_a_late_rank_that_does_not_nest)
+{
+    write_run();
+    static const char *const trace[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
+    /* sound: streamed, and the in-memory path's bytes */
+    const char *const good[] = {"export", "perfetto", "run_rank00000.h5", "run_rank00001.h5",
+                                "-o", "good.pftrace", NULL};
+    result g = run_env(good, trace);
+    cr_assert_eq(g.status, 0, "%s", g.err);
+    cr_expect_str_eq(g.err, "scopeprof export: streamed\n");
+    char *streamed = slurp(in_dir("good.pftrace"));
+    const char *const good_mem[] = {"export", "perfetto", "run_rank00000.h5",
+                                    "run_rank00001.h5", "-o", "mem.pftrace", NULL};
+    result gm = run_env(good_mem, memory);
+    cr_assert_eq(gm.status, 0, "%s", gm.err);
+    struct stat a, b;
+    cr_assert_eq(stat(in_dir("good.pftrace"), &a), 0);
+    cr_assert_eq(stat(in_dir("mem.pftrace"), &b), 0);
+    cr_expect_eq(a.st_size, b.st_size);
+    char *in_memory = slurp(in_dir("mem.pftrace"));
+    cr_expect_eq(memcmp(streamed, in_memory, (size_t)a.st_size), 0, "traces differ");
+    free(streamed);
+    free(in_memory);
+    const char *const folded[] = {"export", "folded", "run_rank00000.h5", "run_rank00001.h5",
+                                  "-o", "-", NULL};
+    result fs = run_env(folded, trace), fm = run_env(folded, memory);
+    cr_assert_eq(fs.status, 0, "%s", fs.err);
+    cr_expect_str_eq(fs.err, "scopeprof export: streamed\n");
+    cr_expect_neq(strstr(fs.out, "rank 1;MainThread;main;solve;assemble "), NULL, "%s", fs.out);
+    cr_expect_str_eq(fs.out, fm.out);
+
+    static const ev bad[] = {{"main", 0, 1000, 0}, {"solve", 500, 1500, 0}};
+    write_rank("run_rank00001.h5", 1, bad, 2, (const char *const[]){"MainThread", NULL});
+    const char *const formats[] = {"perfetto", "folded"};
+    for (size_t k = 0; k < 2; k++) {
+        const char *const args[] = {"export", formats[k], "run_rank00000.h5",
+                                    "run_rank00001.h5", "-o", "late.out", NULL};
+        result s = run_env(args, trace);
+        cr_expect_eq(access(in_dir("late.out"), F_OK), -1, "%s: no output on failure",
+                     formats[k]);
+        result m = run_env(args, memory);
+        cr_expect_eq(s.status, 1, "%s: %s", formats[k], s.err);
+        cr_expect_eq(s.status, m.status);
+        cr_expect_neq(strstr(s.err, "scopeprof export: in memory: rank 1: recorded calls are "
+                                    "not properly nested"),
+                      NULL, "%s", s.err);
+        cr_expect_neq(strstr(s.err, m.err), NULL, "%s\n---\n%s", s.err, m.err);
+        cr_expect_str_eq(s.out, m.out);
+        result_free(&s);
+        result_free(&m);
+    }
+    result_free(&g);
+    result_free(&gm);
+    result_free(&fs);
+    result_free(&fm);
+}

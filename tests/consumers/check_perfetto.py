@@ -20,7 +20,7 @@ import re
 import subprocess
 import sys
 
-from common import fail, inputs, lane_names, scopeprof, workdir
+from common import SCOPEPROF, fail, inputs, lane_names, scopeprof, workdir
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROTO_DIR = os.path.join(HERE, "perfetto")
@@ -32,6 +32,36 @@ sys.path.insert(0, d)
 import perfetto_trace_pb2 as pb  # noqa: E402
 
 BEGIN, END = pb.TrackEvent.TYPE_SLICE_BEGIN, pb.TrackEvent.TYPE_SLICE_END
+STREAMED = []  # inputs the export streamed (docs/stream.md, "Exports")
+
+
+def export(name, files, out, *options):
+    """`export perfetto` on the stream when it takes the run, and the same
+    bytes as the in-memory path (SCOPEPROF_EXPORT_IN_MEMORY=1) either way
+    (or the same failure: a filter that keeps no call)."""
+    def run(path, **env):
+        return subprocess.run([SCOPEPROF, "export", "perfetto", *files, "-o", path, *options],
+                              capture_output=True, text=True, env=dict(os.environ, **env))
+    memory = out + ".in-memory"
+    r = run(out, SCOPEPROF_EXPORT_TRACE="1")
+    m = run(memory, SCOPEPROF_EXPORT_IN_MEMORY="1")
+    label = f"{name} {' '.join(options)}"
+    if r.returncode != m.returncode or (r.returncode and not options):
+        fail(f"{label}: export perfetto exited {r.returncode}, in memory {m.returncode}:\n"
+             f"{r.stderr}{m.stderr}")
+    if r.returncode:
+        if not r.stderr.endswith(m.stderr):
+            fail(f"{label}: messages differ:\n{r.stderr}---\n{m.stderr}")
+        print(f"ok: {label}: the same failure either way")
+        return
+    with open(out, "rb") as a, open(memory, "rb") as b:
+        if a.read() != b.read():
+            fail(f"{label}: the streamed trace differs from the in-memory one")
+    os.unlink(memory)
+    if "scopeprof export: streamed" in r.stderr:
+        STREAMED.append(name)
+    print(f"ok: {label}: the same bytes as the in-memory path "
+          f"({r.stderr.strip().splitlines()[0]})")
 
 
 def slices_of(trace):
@@ -179,9 +209,13 @@ def sequential_input(d):
     return ("sequential", [h5], truth)
 
 
-for name, h5, truth in inputs(d) + [sequential_input(d)]:
+ALL_INPUTS = inputs(d) + [sequential_input(d)]
+for name, h5, truth in ALL_INPUTS:
     out = os.path.join(d, name + ".pftrace")
-    scopeprof("export", "perfetto", *h5, "-o", out)
+    for options in (["--include", "solve|setup"], ["--min-duration", "0.000000002"],
+                    ["--lanes=MainThread"], ["--ranks", "1"], ["--exclude", "main"]):
+        export(name, h5, out, *options)
+    export(name, h5, out)
     with open(out, "rb") as f:
         data = f.read()
     trace = decode_checked(name, data)
@@ -206,6 +240,27 @@ for name, h5, truth in inputs(d) + [sequential_input(d)]:
     print(f"ok: {name}: {len(got)} slices on {len(tracks)} tracks, {len(data)} bytes, "
           f"{per_call:.1f} bytes per call")
 
+# Files without row statistics: the stream learns the origin from a pass
+# over the events (docs/stream.md, "Exports").  Copies of the real programs'
+# files and of the sequential input, their summary_statistics deleted.
+def without_stats(files, tag):
+    import h5py
+    out = []
+    for path in files:
+        copy = os.path.join(d, f"nostats-{tag}-" + os.path.basename(path))
+        shutil.copyfile(path, copy)
+        with h5py.File(copy, "r+") as f:
+            del f["rank_region_index/summary_statistics"]
+        out.append(copy)
+    return out
+
+
+for name, h5, _ in ALL_INPUTS:
+    export(name + "-nostats", without_stats(h5, name), os.path.join(d, name + "-nostats.pftrace"))
+for must in ("sequential-nostats", "basic-nostats", "threads-nostats"):
+    if must not in STREAMED:
+        fail(f"{must}: export perfetto did not stream (streamed: {STREAMED})")
+
 # The size bound on a run large enough for headers not to matter: the basic
 # program with 20,000 ticks (outer, 5 inner, fib(10) = 177 calls, ticks).
 ticks = 20000
@@ -214,7 +269,7 @@ env = dict(os.environ, LD_PRELOAD=os.environ["SCOPEPROF_SHIM"], SCOPE_PROFILER_O
 subprocess.run([os.path.join(os.environ["SCOPEPROF_PROGRAMS"], "basic"), str(ticks)], env=env,
                check=True, stdout=subprocess.DEVNULL)
 out = big + ".pftrace"
-scopeprof("export", "perfetto", big + "_rank00000.h5", "-o", out)
+export("big", [big + "_rank00000.h5"], out)
 with open(out, "rb") as f:
     data = f.read()
 got, _, _ = slices_of(decode_checked("big", data))
@@ -255,7 +310,7 @@ for family, launcher in LAUNCHERS.items():
     if len(files) != N:
         fail(f"{family}: {len(files)} rank files")
     out = os.path.join(run, "trace.pftrace")
-    scopeprof("export", "perfetto", *files, "-o", out)
+    export(family, files, out)
     with open(out, "rb") as f:
         data = f.read()
     _, _, flows = slices_of(decode_checked(family, data))
@@ -279,3 +334,8 @@ for family, launcher in LAUNCHERS.items():
     ran += 1
 if ran == 0:
     print("note: no MPI built: the flows were not checked")
+# the stream takes files without MPI columns (h5py's, the shim's threads)
+for must in ("sequential", "big"):
+    if must not in STREAMED:
+        fail(f"{must}: export perfetto did not stream (streamed: {STREAMED})")
+print(f"ok: streamed: {sorted(set(STREAMED))}")

@@ -1,0 +1,144 @@
+/* stream_filter.c - the selection on a call stream, and the reader's checks
+ * of what a streamed export does not write (stream_filter.h). */
+#include "stream_filter.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scopeprof/h5.h"
+
+/* As rank_calls.c rounds the selection's seconds. */
+static int64_t seconds_to_ns(double s)
+{
+    double ns = s * 1e9;
+    if (ns > 9.2e18)
+        return INT64_MAX;
+    if (ns < -9.2e18)
+        return INT64_MIN;
+    return (int64_t)llround(ns);
+}
+
+int sp_stream_filter_init(sp_stream_filter *f, const sp_run_source *src, const sp_selection *sel,
+                          char *why, size_t whylen)
+{
+    const sp_profile *profile = src->profile;
+    memset(f, 0, sizeof *f);
+    f->sel = sel;
+    f->profile = profile;
+    int64_t origin = 0;
+    if (sel && (sel->has_from || sel->has_to) &&
+        sp_profile_meta_int(profile, "start_time_ns", &origin) != 0) {
+        snprintf(why, whylen,
+                 "--from / --to without metadata start_time_ns (the origin is the first event)");
+        return 1;
+    }
+    f->from = sel && sel->has_from ? origin + seconds_to_ns(sel->from_s) : INT64_MIN;
+    f->to = sel && sel->has_to ? origin + seconds_to_ns(sel->to_s) : INT64_MAX;
+    f->min_duration =
+        sel && sel->has_min_duration ? seconds_to_ns(sel->min_duration_s) : INT64_MIN;
+    f->region_keep = malloc(profile->num_names ? profile->num_names : 1);
+    if (!f->region_keep)
+        return -1;
+    for (size_t r = 0; r < profile->num_names; r++)
+        f->region_keep[r] = (unsigned char)sp_selection_keeps_region(sel, profile->names[r]);
+    return 0;
+}
+
+void sp_stream_filter_rank(sp_stream_filter *f, uint32_t rank)
+{
+    f->rank = rank;
+    f->num_choices = 0;
+}
+
+static int keeps_lane(sp_stream_filter *f, int64_t lane)
+{
+    for (size_t i = 0; i < f->num_choices; i++)
+        if (f->choices[i].lane == lane)
+            return f->choices[i].keep;
+    int keep = sp_selection_keeps_lane(f->sel, f->profile, f->rank, lane);
+    sp_lane_choice *grown = realloc(f->choices, (f->num_choices + 1) * sizeof *grown);
+    if (grown) {
+        f->choices = grown;
+        f->choices[f->num_choices++] = (sp_lane_choice){lane, keep};
+    }
+    return keep;
+}
+
+int sp_stream_filter_keeps(sp_stream_filter *f, const sp_stream_call *call)
+{
+    if (!f->region_keep[call->region] || call->end < f->from || call->start > f->to ||
+        call->end - call->start < f->min_duration)
+        return 0;
+    return !(f->sel && f->sel->lanes) || keeps_lane(f, call->select_lane);
+}
+
+void sp_stream_filter_free(sp_stream_filter *f)
+{
+    free(f->region_keep);
+    free(f->choices);
+    memset(f, 0, sizeof *f);
+}
+
+long sp_stream_rank_file(const sp_run_source *src, uint32_t rank)
+{
+    for (size_t r = 0; r < src->profile->num_rows; r++)
+        if (src->profile->rows[r].rank == rank)
+            return (long)src->row_file[r];
+    return -1;
+}
+
+static int ignore_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
+{
+    (void)ctx;
+    (void)call;
+    *user = parent;
+    return 0;
+}
+
+static int ignore_exit(void *ctx, const sp_stream_call *call, int64_t user)
+{
+    (void)ctx;
+    (void)call;
+    (void)user;
+    return 0;
+}
+
+int sp_stream_check_run(const sp_run_source *src, const uint32_t *selected, long num_selected,
+                        int64_t *first_start, char *why, size_t whylen)
+{
+    for (size_t f = 0; f < src->num_paths; f++) {
+        if (!src->shapes[f].has_fork)
+            continue;
+        char err[1024];
+        sp_profile *full = sp_h5_read(src->paths[f], err, sizeof err);
+        if (!full) {
+            snprintf(why, whylen, "%s", err);
+            return 1;
+        }
+        sp_profile_free(full);
+    }
+    const sp_profile *p = src->profile;
+    uint32_t last = UINT32_MAX;
+    for (size_t r = 0; r < p->num_rows; r++) {
+        uint32_t rank = p->rows[r].rank;
+        if (rank == last)
+            continue;
+        last = rank;
+        int chosen = 0;
+        for (long k = 0; k < num_selected && !chosen; k++)
+            chosen = selected[k] == rank;
+        if (chosen)
+            continue;
+        sp_call_visitor none = {ignore_enter, ignore_exit, NULL};
+        sp_rank_stream_info info;
+        int rc = sp_stream_rank(src, rank, 0, &none, &info, why, whylen);
+        if (rc == 0 && first_start && info.first_start < *first_start)
+            *first_start = info.first_start; /* offset 0: raw */
+        sp_rank_stream_info_free(&info);
+        if (rc != 0)
+            return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,48 @@
+/* stream_filter.h - what the streamed exporters share (docs/stream.md,
+ * "Exports"): the selection's per-call filter applied to a call stream the
+ * way rank_calls.c applies it to a loaded rank, and the checks the
+ * in-memory reader makes of the ranks an export does not write. */
+#ifndef SP_EXPORT_STREAM_FILTER_H
+#define SP_EXPORT_STREAM_FILTER_H
+
+#include "scopeprof/analysis.h"
+#include "scopeprof/stream.h"
+
+typedef struct sp_lane_choice {
+    int64_t lane;
+    int keep;
+} sp_lane_choice;
+
+typedef struct sp_stream_filter {
+    const sp_selection *sel;
+    const sp_profile *profile;   /* the run source's skeleton */
+    unsigned char *region_keep;
+    int64_t from, to, min_duration;
+    uint32_t rank;               /* the rank being streamed (sp_stream_filter_rank) */
+    sp_lane_choice *choices;     /* --lanes=LIST, decided once per lane of the rank */
+    size_t num_choices;
+} sp_stream_filter;
+
+/* 0; 1 when the selection needs what a run source cannot give (--from/--to
+ * without metadata start_time_ns: the origin is then the first event), with
+ * why set; -1 out of memory. */
+int sp_stream_filter_init(sp_stream_filter *f, const sp_run_source *src, const sp_selection *sel,
+                          char *why, size_t whylen);
+void sp_stream_filter_rank(sp_stream_filter *f, uint32_t rank);
+int sp_stream_filter_keeps(sp_stream_filter *f, const sp_stream_call *call);
+void sp_stream_filter_free(sp_stream_filter *f);
+
+/* The file holding `rank`'s rows, or -1 (no rows). */
+long sp_stream_rank_file(const sp_run_source *src, uint32_t rank);
+
+/* The in-memory reader checks every rank of every file, and the fork parent
+ * ids of the files that have them (the stream does not read those): so do
+ * the streamed exports, for the files with fork edges (each read whole
+ * once, one at a time) and the ranks outside `selected` (streamed, nothing
+ * kept).  first_start (NULL: not wanted) gets the earliest raw start of
+ * those ranks' events when it is earlier.  0, or 1 (why set: export in
+ * memory, which words the problem). */
+int sp_stream_check_run(const sp_run_source *src, const uint32_t *selected, long num_selected,
+                        int64_t *first_start, char *why, size_t whylen);
+
+#endif
