@@ -63,6 +63,10 @@ typedef struct sp_call_visitor {
     void *ctx;
 } sp_call_visitor;
 
+/* A visitor that keeps nothing: a pass made for the reader's checks alone
+ * (a rank not exported, or one whose origin is needed). */
+extern const sp_call_visitor sp_call_visitor_checks_only;
+
 /* What a pass over a rank learns besides its calls. */
 typedef struct sp_rank_stream_info {
     uint64_t calls;

@@ -562,28 +562,12 @@ static int every_file_has_stats(const sp_run_source *src)
     return 1;
 }
 
-static int ignore_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
-{
-    (void)ctx;
-    (void)call;
-    *user = parent;
-    return 0;
-}
-
-static int ignore_exit(void *ctx, const sp_stream_call *call, int64_t user)
-{
-    (void)ctx;
-    (void)call;
-    (void)user;
-    return 0;
-}
-
 /* Without row statistics: the earliest raw start of the selected ranks,
  * one pass over each (the other ranks' came with their checks).  0, 1. */
 static int first_start_by_passes(const sp_run_source *src, const uint32_t *ranks,
                                  long num_ranks, int64_t *first, char *why, size_t whylen)
 {
-    sp_call_visitor none = {ignore_enter, ignore_exit, NULL};
+    sp_call_visitor none = sp_call_visitor_checks_only;
     for (long k = 0; k < num_ranks; k++) {
         if (sp_stream_rank_file(src, ranks[k]) < 0)
             continue;

@@ -89,22 +89,6 @@ long sp_stream_rank_file(const sp_run_source *src, uint32_t rank)
     return -1;
 }
 
-static int ignore_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
-{
-    (void)ctx;
-    (void)call;
-    *user = parent;
-    return 0;
-}
-
-static int ignore_exit(void *ctx, const sp_stream_call *call, int64_t user)
-{
-    (void)ctx;
-    (void)call;
-    (void)user;
-    return 0;
-}
-
 int sp_stream_check_run(const sp_run_source *src, const uint32_t *selected, long num_selected,
                         int64_t *first_start, char *why, size_t whylen)
 {
@@ -131,7 +115,7 @@ int sp_stream_check_run(const sp_run_source *src, const uint32_t *selected, long
             chosen = selected[k] == rank;
         if (chosen)
             continue;
-        sp_call_visitor none = {ignore_enter, ignore_exit, NULL};
+        sp_call_visitor none = sp_call_visitor_checks_only;
         sp_rank_stream_info info;
         int rc = sp_stream_rank(src, rank, 0, &none, &info, why, whylen);
         if (rc == 0 && first_start && info.first_start < *first_start)

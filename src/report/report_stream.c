@@ -363,22 +363,6 @@ static int64_t seconds_to_ns(double s)
     return (int64_t)llround(ns);
 }
 
-static int ignore_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
-{
-    (void)ctx;
-    (void)call;
-    *user = parent;
-    return 0;
-}
-
-static int ignore_exit(void *ctx, const sp_stream_call *call, int64_t user)
-{
-    (void)ctx;
-    (void)call;
-    (void)user;
-    return 0;
-}
-
 /* The in-memory reader checks every rank of a file, selected or not: so
  * does the streamed path, without building anything.  0, or 1 (why set). */
 static int check_unselected_ranks(const sp_run_source *src, const sp_report *report, char *why,
@@ -408,7 +392,7 @@ static int check_unselected_ranks(const sp_run_source *src, const sp_report *rep
             else
                 snprintf(why, whylen, "%s", err);
         } else {
-            sp_call_visitor none = {ignore_enter, ignore_exit, NULL};
+            sp_call_visitor none = sp_call_visitor_checks_only;
             sp_rank_stream_info info;
             rc = sp_stream_rank(src, rank, 0, &none, &info, why, whylen);
             sp_rank_stream_info_free(&info);
