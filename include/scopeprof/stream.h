@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "scopeprof/analysis.h"
 #include "scopeprof/h5.h"
 #include "scopeprof/profile.h"
 
@@ -41,6 +42,20 @@ void sp_run_source_close(sp_run_source *src);
  * edges (events/fork_parent_ids) are the caller's business: sp_stream_rank
  * does not read them. */
 const char *sp_run_source_unstreamable(const sp_run_source *src);
+
+/* A rank whose file has fork edges, read from that file alone into memory
+ * (the streamed commands graft such ranks this way, one file at a time):
+ * *full is the file, *data the rank's calls with the selection applied.
+ * Refused (1, why set) when the file would not read as it does within the
+ * run: a time window (the run's origin), or lane columns other files have
+ * and this one lacks.  0, 1; on 0 free both. */
+int sp_run_source_rank_alone(const sp_run_source *src, uint32_t rank, long file,
+                             const sp_selection *sel, int window, sp_profile **full,
+                             sp_rank_data *data, char *why, size_t whylen);
+/* Give data's calls the run's region ids (the skeleton interned every name
+ * in the run's order).  0, or -1 out of memory. */
+int sp_run_source_run_regions(const sp_run_source *src, const sp_profile *full,
+                              sp_rank_data *data);
 
 typedef struct sp_stream_call {
     uint32_t region;          /* index into the skeleton's names */

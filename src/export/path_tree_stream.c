@@ -87,35 +87,16 @@ static int graft_rank_from_file(tree_pass *p, const sp_run_source *src,
                                 const sp_selection *sel, uint32_t rank, long file, char *why,
                                 size_t whylen)
 {
-    const sp_h5_event_shape *sh = &src->shapes[file];
-    if ((sel && (sel->has_from || sel->has_to)) || src->any_thread != sh->has[SP_H5_COL_THREAD] ||
-        src->any_task != sh->has[SP_H5_COL_TASK] ||
-        src->any_parent != sh->has[SP_H5_COL_PARENT]) {
-        snprintf(why, whylen, "rank %u: fork edges with --from/--to or mixed columns", rank);
-        return 1;
-    }
-    char err[1024];
-    sp_profile *full = sp_h5_read(src->paths[file], err, sizeof err);
-    if (!full) {
-        snprintf(why, whylen, "%s", err);
-        return 1;
-    }
+    sp_profile *full;
     sp_rank_data data;
-    if (sp_rank_data_load(full, rank, sel, &data, why, whylen) != 0) {
-        sp_profile_free(full);
+    if (sp_run_source_rank_alone(src, rank, file, sel, sel && (sel->has_from || sel->has_to),
+                                 &full, &data, why, whylen) != 0)
         return 1;
-    }
     int rc = sp_rank_data_graft(full, &data, NULL) != 0 ? -1 : 0;
-    /* the run's region ids (the skeleton interned every name in the run's
-     * order, so this finds them) and the skeleton's rows */
+    /* the run's region ids, and the skeleton's rows */
     sp_profile *skeleton = (sp_profile *)src->profile;
-    for (size_t i = 0; rc == 0 && i < data.calls.n; i++) {
-        int64_t id = sp_profile_intern_name(skeleton, full->names[data.calls.region[i]]);
-        if (id < 0)
-            rc = -1;
-        else
-            data.calls.region[i] = (uint32_t)id;
-    }
+    if (rc == 0)
+        rc = sp_run_source_run_regions(src, full, &data);
     if (rc == 0 && data.calls.n) {
         int64_t *rows = malloc((skeleton->num_names ? skeleton->num_names : 1) * sizeof *rows);
         if (rows) {

@@ -116,40 +116,21 @@ static int rank_tree_from_file(stream_ctx *c, sp_report *report, const sp_report
                                sp_rank_extra *extra, char *why, size_t whylen)
 {
     const sp_run_source *src = c->src;
-    const sp_h5_event_shape *sh = &src->shapes[file];
     /* Times do not enter the tree, but --from/--to need the run's origin,
      * and the file alone must read as it does within the run. */
-    if (c->window || src->any_thread != sh->has[SP_H5_COL_THREAD] ||
-        src->any_task != sh->has[SP_H5_COL_TASK] ||
-        src->any_parent != sh->has[SP_H5_COL_PARENT]) {
-        snprintf(why, whylen, "rank %u: fork edges with --from/--to or mixed columns", rank);
-        return 1;
-    }
-    char err[1024];
-    sp_profile *full = sp_h5_read(src->paths[file], err, sizeof err);
-    if (!full) {
-        snprintf(why, whylen, "%s", err);
-        return 1;
-    }
+    sp_profile *full;
     sp_rank_data data;
-    if (sp_rank_data_load(full, rank, opt->selection, &data, why, whylen) != 0) {
-        sp_profile_free(full);
+    if (sp_run_source_rank_alone(src, rank, file, opt->selection, c->window, &full, &data, why,
+                                 whylen) != 0)
         return 1;
-    }
     int rc = sp_report_tree_init(&out->tree, rank, SP_REPORT_ALL_LANES) ? -1 : 0;
     out->has_tree = rc == 0;
     sp_graft_info graft = {NULL, NULL};
     if (rc == 0 && sp_selection_grafts(opt->selection))
         rc = sp_rank_data_graft(full, &data, &graft);
-    /* the run's region ids (names interned in the run's order) */
-    sp_profile *skeleton = (sp_profile *)src->profile;
-    for (size_t i = 0; rc == 0 && i < data.calls.n; i++) {
-        int64_t id = sp_profile_intern_name(skeleton, full->names[data.calls.region[i]]);
-        if (id < 0)
-            rc = -1;
-        else
-            data.calls.region[i] = (uint32_t)id;
-    }
+    /* the run's region ids */
+    if (rc == 0)
+        rc = sp_run_source_run_regions(src, full, &data);
     if (rc == 0)
         rc = sp_report_tree_add_forks(&out->tree, &data.calls, graft.fork_of, graft.own_lane);
     sp_graft_info_free(&graft);

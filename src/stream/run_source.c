@@ -1,8 +1,11 @@
 /* run_source.c - a run's rank files without their event columns: the
  * skeleton profile the report prints from, and where each row's events are. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "scopeprof/analysis.h"
+#include "scopeprof/h5.h"
 #include "scopeprof/stream.h"
 
 int sp_run_source_open(sp_run_source *src, const char *const *args, size_t count, char *err,
@@ -71,4 +74,43 @@ const char *sp_run_source_unstreamable(const sp_run_source *src)
         if (src->shapes[i].has_other)
             return "MPI columns";
     return NULL;
+}
+
+int sp_run_source_rank_alone(const sp_run_source *src, uint32_t rank, long file,
+                             const sp_selection *sel, int window, sp_profile **full,
+                             sp_rank_data *data, char *why, size_t whylen)
+{
+    const sp_h5_event_shape *sh = &src->shapes[file];
+    *full = NULL;
+    if (window || src->any_thread != sh->has[SP_H5_COL_THREAD] ||
+        src->any_task != sh->has[SP_H5_COL_TASK] ||
+        src->any_parent != sh->has[SP_H5_COL_PARENT]) {
+        snprintf(why, whylen, "rank %u: fork edges with --from/--to or mixed columns", rank);
+        return 1;
+    }
+    char err[1024];
+    sp_profile *p = sp_h5_read(src->paths[file], err, sizeof err);
+    if (!p) {
+        snprintf(why, whylen, "%s", err);
+        return 1;
+    }
+    if (sp_rank_data_load(p, rank, sel, data, why, whylen) != 0) {
+        sp_profile_free(p);
+        return 1;
+    }
+    *full = p;
+    return 0;
+}
+
+int sp_run_source_run_regions(const sp_run_source *src, const sp_profile *full,
+                              sp_rank_data *data)
+{
+    sp_profile *skeleton = (sp_profile *)src->profile;
+    for (size_t i = 0; i < data->calls.n; i++) {
+        int64_t id = sp_profile_intern_name(skeleton, full->names[data->calls.region[i]]);
+        if (id < 0)
+            return -1;
+        data->calls.region[i] = (uint32_t)id;
+    }
+    return 0;
 }
