@@ -83,6 +83,32 @@ static const struct {
     {"otf2", OTF2, "profile_otf2"},
 };
 
+/* After the export wrote into `out` (rc from the exporter, its message in
+ * err): close, and on failure remove the output and name what failed
+ * (`failed_input` when the exporter failed, else the output).  The status. */
+static int finish_output(FILE *out, const char *path, int to_stdout, int replacing, int rc,
+                         char *err, size_t errlen, const char *failed_input)
+{
+    int write_failed = ferror(out);
+    int saved = errno;
+    if (to_stdout) {
+        write_failed |= fflush(out) != 0;
+        setvbuf(out, NULL, _IOLBF, 0);
+    } else {
+        write_failed |= fclose(out) != 0;
+    }
+    if (rc == 0 && write_failed)
+        snprintf(err, errlen, "write failed: %s", strerror(saved ? saved : EIO));
+    if (rc < 0 || write_failed) {
+        if (!to_stdout)
+            unlink(path);
+        return cli_file_error(CMD, rc < 0 && failed_input ? failed_input : path, "%s", err);
+    }
+    if (!to_stdout)
+        cli_announce_written(path, replacing);
+    return 0;
+}
+
 /* Write with `fn` into path (or stdout for "-"); a failed export leaves no
  * partial file behind. */
 typedef int (*write_fn)(FILE *out, const sp_profile *p, const sp_export_options *o, void *ctx,
@@ -101,24 +127,7 @@ static int write_output(const char *path, write_fn fn, const sp_profile *profile
     static char buffer[1 << 20];
     setvbuf(out, buffer, _IOFBF, sizeof buffer);
     int rc = fn(out, profile, options, ctx, err, sizeof err);
-    int write_failed = ferror(out);
-    int saved = errno;
-    if (to_stdout) {
-        write_failed |= fflush(out) != 0;
-        setvbuf(out, NULL, _IOLBF, 0);
-    } else {
-        write_failed |= fclose(out) != 0;
-    }
-    if (rc == 0 && write_failed)
-        snprintf(err, sizeof err, "write failed: %s", strerror(saved ? saved : EIO));
-    if (rc < 0 || write_failed) {
-        if (!to_stdout)
-            unlink(path);
-        return cli_file_error(CMD, rc < 0 ? profile->path : path, "%s", err);
-    }
-    if (!to_stdout)
-        cli_announce_written(path, replacing);
-    return 0;
+    return finish_output(out, path, to_stdout, replacing, rc, err, sizeof err, profile->path);
 }
 
 /* Process 0 of a distributed export (src/dist): as write_output, but the
@@ -138,24 +147,8 @@ static int write_dist_output(const char *path, const sp_dist_session *dist, int 
     int rc = sp_dist_export(dist, part_format, block, options, out, err, sizeof err);
     if (!out)
         return cli_file_error(CMD, path, "cannot create: %s", strerror(open_errno));
-    int write_failed = ferror(out);
-    int saved = errno;
-    if (to_stdout) {
-        write_failed |= fflush(out) != 0;
-        setvbuf(out, NULL, _IOLBF, 0);
-    } else {
-        write_failed |= fclose(out) != 0;
-    }
-    if (rc == 0 && write_failed)
-        snprintf(err, sizeof err, "write failed: %s", strerror(saved ? saved : EIO));
-    if (rc < 0 || write_failed) {
-        if (!to_stdout)
-            unlink(path);
-        return cli_file_error(CMD, rc < 0 && block ? block->path : path, "%s", err);
-    }
-    if (!to_stdout)
-        cli_announce_written(path, replacing);
-    return 0;
+    return finish_output(out, path, to_stdout, replacing, rc, err, sizeof err,
+                         block ? block->path : NULL);
 }
 
 /* `mpirun -np N scopeprof export folded|csv`: each process loads its
