@@ -85,7 +85,8 @@ static const struct {
 
 /* After the export wrote into `out` (rc from the exporter, its message in
  * err): close, and on failure remove the output and name what failed
- * (`failed_input` when the exporter failed, else the output).  The status. */
+ * (`failed_input` when the exporter failed, NULL: no file; else the
+ * output).  The status. */
 static int finish_output(FILE *out, const char *path, int to_stdout, int replacing, int rc,
                          char *err, size_t errlen, const char *failed_input)
 {
@@ -102,7 +103,7 @@ static int finish_output(FILE *out, const char *path, int to_stdout, int replaci
     if (rc < 0 || write_failed) {
         if (!to_stdout)
             unlink(path);
-        return cli_file_error(CMD, rc < 0 && failed_input ? failed_input : path, "%s", err);
+        return cli_file_error(CMD, rc < 0 ? failed_input : path, "%s", err);
     }
     if (!to_stdout)
         cli_announce_written(path, replacing);
@@ -148,7 +149,7 @@ static int write_dist_output(const char *path, const sp_dist_session *dist, int 
     if (!out)
         return cli_file_error(CMD, path, "cannot create: %s", strerror(open_errno));
     return finish_output(out, path, to_stdout, replacing, rc, err, sizeof err,
-                         block ? block->path : NULL);
+                         block ? block->path : path);
 }
 
 /* `mpirun -np N scopeprof export folded|csv`: each process loads its
