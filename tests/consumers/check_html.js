@@ -176,7 +176,14 @@ async function checkPage(browser, p) {
     // Hovering a drawn call (or cell) tells what it is.
     const at = await page.evaluate(() => window.scopeprofReport.timeline.probe());
     if (!at) fail(p.name, 'timeline: nothing drawn on the first lane');
-    await page.mouse.move(at.x, at.y);
+    // From outside the canvas first: a move to where the pointer already is
+    // dispatches no mousemove.  Then wait for the tooltip, which a loaded
+    // machine may draw a little later.
+    await page.mouse.move(0, 0);
+    await page.mouse.move(at.x, at.y, { steps: 2 });
+    await page
+      .waitForFunction(() => document.getElementById('tooltip').style.display === 'block', null, { timeout: 20000 })
+      .catch(() => {});
     const tipText = await page.$eval('#tooltip', (t) => (t.style.display === 'block' ? t.textContent : ''));
     if (!tipText.startsWith('rank ' + run.timeline.lanes[0].rank))
       fail(p.name, `timeline hover at ${JSON.stringify(at)}: tooltip "${tipText}"`);
