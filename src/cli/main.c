@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "launcher_quiet.h"
 #include "scopeprof/h5.h"
 #include "scopeprof_config.h"
 
@@ -76,10 +77,47 @@ static void usage(FILE *out)
     fprintf(out, "\n'scopeprof <command> --help' describes each command.\n");
 }
 
+static int is_distributed(const char *name)
+{
+    return !strcmp(name, "report") || !strcmp(name, "merge") || !strcmp(name, "export");
+}
+
+/* A process other than 0 of a launcher (launcher_quiet.c): the distributed
+ * commands keep their early messages aside; help, versions and unknown
+ * commands end as on process 0 but silently; the other commands are
+ * process 0's alone. */
+static int follow(int argc, char **argv)
+{
+    if (argc >= 2 && is_distributed(argv[1])) {
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            if (!strcmp(argv[1], commands[i].name)) {
+                sp_cli_start_read_watchdog();
+                sp_h5_bound_attribute_memory = 1;
+                sp_cli_quiet_begin();
+                int status = commands[i].run(argc - 1, argv + 1);
+                sp_cli_quiet_end(status != 2);
+                return status;
+            }
+    }
+    if (argc < 2)
+        return 2;
+    if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+        !strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") || !strcmp(argv[1], "version"))
+        return 0;
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return 0;
+    return 2; /* unknown command: process 0 says so */
+}
+
 int main(int argc, char **argv)
 {
     scopeprof_argv0 = argv[0];
     guard_against_crashes();
+    /* Under a launcher, process 0 alone prints help, versions and usage
+     * errors (launcher_quiet.c); `run` has its own rule (cmd_run.c). */
+    if ((argc < 2 || strcmp(argv[1], "run")) && sp_cli_launcher_follower())
+        return follow(argc, argv);
     if (argc < 2) {
         usage(stderr);
         return 2;

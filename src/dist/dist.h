@@ -26,6 +26,10 @@ int sp_dist_launcher_rank(void);
 /* 1 when the launcher variables are Open MPI's (OMPI_*). */
 int sp_dist_launcher_is_openmpi(void);
 
+/* Called as a distributed session begins (sp_dist_session_begin), before
+ * anything else: the command's messages are the session's from then on. */
+extern void (*sp_dist_session_starting)(void);
+
 /* ---- the MPI library (dist_mpi.c) ----------------------------------------- */
 
 /* dlopen the MPI library (SCOPEPROF_MPI_LIBRARY, or Open MPI's libmpi.so.40,

@@ -6,11 +6,15 @@
 
 #include "dist/dist.h"
 
+void (*sp_dist_session_starting)(void);
+
 enum sp_dist_mode sp_dist_session_begin(sp_dist_session *s, const char *cmd)
 {
     s->rank = 0;
     s->size = 1;
     s->mpi = 0;
+    if (sp_dist_session_starting)
+        sp_dist_session_starting();
     int announced = sp_dist_launcher_size();
     if (announced == 0 || announced == 1)
         return SP_DIST_SERIAL;

@@ -490,6 +490,59 @@ Test(dist, export_of_nothing_fails_like_serial, .timeout = 240)
     result_free(&r);
 }
 
+/* Every process parses the same arguments: a usage error, help, and the
+ * commands without a distributed form are printed once, by process 0
+ * (src/cli/launcher_quiet.c), and the usage error keeps its status. */
+static size_t count_of(const char *text, const char *what)
+{
+    size_t n = 0;
+    for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
+        n++;
+    return n;
+}
+
+static void messages_printed_once(const char *family)
+{
+    write_run();
+    const char *const usage_errors[][4] = {
+        {"report", "--no-such-option", "ranks", NULL},
+        {"export", "no-such-format", "ranks", NULL},
+        {"merge", "ranks", NULL, NULL},
+    };
+    for (size_t k = 0; k < sizeof usage_errors / sizeof *usage_errors; k++) {
+        result serial = scopeprof(NULL, 0, usage_errors[k], NULL);
+        cr_assert_eq(serial.status, 2, "%s", serial.err);
+        cr_assert_neq(serial.err[0], '\0');
+        result r = scopeprof(family, 2, usage_errors[k], NULL);
+        cr_expect_neq(r.status, 0);
+        cr_expect_eq(count_of(r.err, serial.err), 1, "serial:\n%s\nunder %s:\n%s", serial.err,
+                     family, r.err);
+        result_free(&serial);
+        result_free(&r);
+    }
+    result help = scopeprof(family, 2, ARGS("report", "--help"), NULL);
+    cr_expect_eq(help.status, 0);
+    cr_expect_eq(count_of(help.out, "usage: scopeprof report"), 1, "%s", help.out);
+    result_free(&help);
+    /* validate has no distributed form: process 0 validates */
+    result serial = scopeprof(NULL, 0, ARGS("validate", "ranks"), NULL);
+    result v = scopeprof(family, 2, ARGS("validate", "ranks"), NULL);
+    cr_expect_eq(v.status, serial.status);
+    cr_expect_str_eq(v.out, serial.out);
+    result_free(&serial);
+    result_free(&v);
+}
+
+Test(dist, messages_printed_once_under_mpich, .timeout = 240)
+{
+    messages_printed_once("mpich");
+}
+
+Test(dist, messages_printed_once_under_open_mpi, .timeout = 240)
+{
+    messages_printed_once("openmpi");
+}
+
 /* A format written by one process: process 0 alone, with a warning line. */
 Test(dist, chrome_under_a_launcher_is_written_by_process_0, .timeout = 240)
 {
