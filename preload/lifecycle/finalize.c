@@ -22,7 +22,8 @@
 /* ---- collecting a capture ------------------------------------------------ */
 
 struct collected {
-    sp_capture_chunk *chunks;
+    sp_capture_chunk *chunks;     /* events NULL: they are in spans */
+    struct sp_chunk_span *spans;  /* per chunk: where its events are */
     size_t num_chunks, chunks_cap;
     sp_capture_region *regions;
     sp_thread_row *threads;
@@ -56,10 +57,10 @@ static void add_mpi(void *ctx, const sp_capture_mpi *r)
     c->mpi[c->num_mpi++] = *r;
 }
 
-static int add_chunk(struct collected *c, const sp_event *events, const int64_t *await,
-                     size_t count, int64_t thread)
+static int add_chunk(struct collected *c, const struct sp_chunk *k, uint32_t skip,
+                     uint32_t count, int64_t thread)
 {
-    if (!count)
+    if (skip >= count)
         return 0;
     if (c->num_chunks == c->chunks_cap) {
         size_t cap = c->chunks_cap ? c->chunks_cap * 2 : 64;
@@ -67,9 +68,16 @@ static int add_chunk(struct collected *c, const sp_event *events, const int64_t 
         if (!grown)
             return -1;
         c->chunks = grown;
+        struct sp_chunk_span *spans = realloc(c->spans, cap * sizeof *spans);
+        if (!spans)
+            return -1;
+        c->spans = spans;
         c->chunks_cap = cap;
     }
-    c->chunks[c->num_chunks++] = (sp_capture_chunk){events, await, count, thread};
+    c->spans[c->num_chunks] = (struct sp_chunk_span){k, skip, count};
+    c->chunks[c->num_chunks++] =
+        (sp_capture_chunk){NULL, k->await_ns ? k->await_ns + skip : NULL, count - skip, thread};
+    count -= skip;
     c->events += count;
     return 0;
 }
@@ -87,8 +95,7 @@ static int collect_lanes(struct sp_profiler *p, struct collected *c, uint32_t nu
             if (skip > count)
                 skip = count;
             sp_chunk_convert(k, count);
-            rc = add_chunk(c, k->events + skip, k->await_ns ? k->await_ns + skip : NULL,
-                           count - skip, lane->thread->index);
+            rc = add_chunk(c, k, (uint32_t)skip, (uint32_t)count, lane->thread->index);
         }
         sp_mpi_side_each(lane, add_mpi, c);
         if (c->mpi_failed)
@@ -251,6 +258,7 @@ static void collect_threads(struct sp_profiler *p, struct collected *c, size_t *
 static void release(struct collected *c)
 {
     free(c->chunks);
+    free(c->spans);
     free(c->regions);
     free(c->threads);
     free(c->tasks);
@@ -310,7 +318,7 @@ static void log_open_regions(const sp_capture *cap, const uint64_t *open_calls, 
  * whole profile was written; otherwise the lines are said here and the
  * spill file is kept when it holds more than what was written. */
 static int hand_over(struct sp_profiler *p, int final, const sp_capture *cap,
-                     const uint64_t *open_calls, uint64_t open_total, const char *why,
+                     const struct sp_chunk_span *spans, const uint64_t *open_calls, uint64_t open_total, const char *why,
                      char *err, size_t errlen)
 {
     const char *spill_file = sp_spill_path(p);
@@ -340,7 +348,7 @@ static int hand_over(struct sp_profiler *p, int final, const sp_capture *cap,
     files[n++] = handover;
     char line[4200] = "";
     int written = 0;
-    if (sp_handover_write(f, cap, open_calls, why, &summary_only) != 0) {
+    if (sp_handover_write(f, cap, spans, open_calls, why, &summary_only) != 0) {
         snprintf(line, sizeof line, "error %s: cannot hand the recorded calls to the writer "
                  "(%s: %s)", cap->path, handover, strerror(errno));
         if (final && open_total)
@@ -464,7 +472,7 @@ int sp_profiler_write(struct sp_profiler *p, int final, const char *why)
     };
     /* Fork edges reach the writer in the handover's FORKS frames (spill.c,
      * write_tables), like the spilled ones. */
-    rc = hand_over(p, final, &cap, c.open_calls, open_total, why, err, sizeof err);
+    rc = hand_over(p, final, &cap, c.spans, c.open_calls, open_total, why, err, sizeof err);
     if (rc == 0)
         sp_debug("wrote %s (%llu calls, %s)", path, (unsigned long long)c.events, why);
     /* hand_over has finished the spill file and said what went wrong */

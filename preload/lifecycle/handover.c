@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "lifecycle.h"
 #include "model/spill_format.h"
@@ -25,15 +26,27 @@ static int put(sp_spill_file *f, uint16_t type, const void *a, size_t alen, cons
     return sp_spill_handover_frame(f, type, 0, 0, 0, a, alen, b, blen, c, clen);
 }
 
-static int put_events(sp_spill_file *f, const sp_capture *cap)
+/* A chunk's events as the writer takes them (24 bytes each): mapped, not
+ * malloc'ed, like every buffer the recorder's paths use. */
+static sp_event *expanded;
+
+static int put_events(sp_spill_file *f, const sp_capture *cap, const struct sp_chunk_span *spans)
 {
+    if (!expanded) {
+        void *m = mmap(NULL, SP_CHUNK_EVENTS * sizeof(sp_event), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+            return -1;
+        expanded = m;
+    }
     for (size_t k = 0; k < cap->num_chunks; k++) {
         const sp_capture_chunk *chunk = &cap->chunks[k];
         if (!chunk->count)
             continue;
+        sp_chunk_expand(spans[k].chunk, spans[k].from, spans[k].to, expanded);
         int await = chunk->await_ns != NULL;
         if (sp_spill_handover_frame(f, SP_SPILL_FRAME_EVENTS, await ? SP_SPILL_FLAG_AWAIT : 0,
-                                    (uint32_t)chunk->count, chunk->thread, chunk->events,
+                                    (uint32_t)chunk->count, chunk->thread, expanded,
                                     chunk->count * sizeof(sp_event), await ? chunk->await_ns : NULL,
                                     await ? chunk->count * sizeof(int64_t) : 0, NULL, 0) != 0)
             return -1;
@@ -131,14 +144,14 @@ static int put_task(sp_spill_file *f, const sp_task_row *t)
     return rc;
 }
 
-int sp_handover_write(sp_spill_file *f, const sp_capture *cap, const uint64_t *open_calls,
-                      const char *why, int *summary_only)
+int sp_handover_write(sp_spill_file *f, const sp_capture *cap, const struct sp_chunk_span *spans,
+                      const uint64_t *open_calls, const char *why, int *summary_only)
 {
     *summary_only = 0;
     uint64_t *counts = NULL;
     int64_t *totals = NULL;
     int64_t mark = sp_spill_handover_mark(f);
-    if (put_events(f, cap) != 0) {
+    if (put_events(f, cap, spans) != 0) {
         int write_errno = errno;
         if (sp_spill_handover_cut(f, mark) != 0) {
             errno = write_errno;
@@ -153,14 +166,18 @@ int sp_handover_write(sp_spill_file *f, const sp_capture *cap, const uint64_t *o
             errno = write_errno;
             return -1;
         }
-        for (size_t k = 0; k < cap->num_chunks; k++)
-            for (size_t i = 0; i < cap->chunks[k].count; i++) {
-                const sp_event *e = &cap->chunks[k].events[i];
-                if (e->region < cap->num_regions) {
-                    counts[e->region]++;
-                    totals[e->region] += e->end - e->start;
+        for (size_t k = 0; k < cap->num_chunks; k++) {
+            struct sp_chunk_reader r;
+            sp_chunk_reader_at(&r, spans[k].chunk, spans[k].from);
+            for (uint32_t i = spans[k].from; i < spans[k].to; i++) {
+                sp_event e;
+                sp_chunk_reader_next(&r, &e);
+                if (e.region < cap->num_regions) {
+                    counts[e.region]++;
+                    totals[e.region] += e.end - e.start;
                 }
             }
+        }
         *summary_only = 1;
     }
     int rc = 0;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/uio.h>
 #include <sys/statvfs.h>
@@ -361,6 +362,17 @@ static int write_mpi_frame(void *ctx, const sp_capture_mpi *records, size_t n)
                        n * sizeof *records, NULL, 0, NULL, 0);
 }
 
+/* A chunk's events as the file holds them (24 bytes each; spill lock
+ * held): mapped once, not malloc'ed, like every buffer of these paths. */
+static sp_event *spill_expanded;
+
+static sp_event *map_expanded(void)
+{
+    void *m = mmap(NULL, SP_CHUNK_EVENTS * sizeof(sp_event), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return m == MAP_FAILED ? NULL : m;
+}
+
 /* Move every event the lane holds in memory to the file (spill lock held);
  * afterwards the lane keeps only its tail chunk, marked spilled up to
  * `used` (head_skip), and goes on appending after that. */
@@ -393,9 +405,12 @@ static int spill_lane(struct spill_file *f, struct sp_lane *lane)
             continue;
         size_t n = end - skip;
         sp_chunk_convert(k, end);
+        if (!spill_expanded && !(spill_expanded = map_expanded()))
+            goto cut;
+        sp_chunk_expand(k, (uint32_t)skip, (uint32_t)end, spill_expanded);
         int await = k->await_ns != NULL;
         if (write_frame(f, SP_SPILL_FRAME_EVENTS, await ? SP_SPILL_FLAG_AWAIT : 0, (uint32_t)n,
-                        lane->thread->index, k->events + skip, n * sizeof(sp_event),
+                        lane->thread->index, spill_expanded, n * sizeof(sp_event),
                         await ? k->await_ns + skip : NULL, await ? n * sizeof(int64_t) : 0,
                         NULL, 0))
             goto cut;

@@ -58,12 +58,12 @@ const char *sp_spill_handover_path(const sp_spill_file *f);
  * (sp_spill_finish).  f may be NULL. */
 void sp_spill_handover_end(struct sp_profiler *p, sp_spill_file *f, int final, int written);
 
-/* handover.c: the calls in memory (cap->chunks) and the rest of the capture
+/* handover.c: the calls in memory (cap->chunks, their events in spans) and the rest of the capture
  * as frames of f, the CAPTURE frame last.  *summary_only: the calls in
  * memory did not fit and are in the per-region counts only.  0, or -1
  * (errno set). */
-int sp_handover_write(sp_spill_file *f, const sp_capture *cap, const uint64_t *open_calls,
-                      const char *why, int *summary_only);
+int sp_handover_write(sp_spill_file *f, const sp_capture *cap, const struct sp_chunk_span *spans,
+                      const uint64_t *open_calls, const char *why, int *summary_only);
 
 /* Constructor: forget the parent's spill files in fork children, and
  * install the signal handling below. */

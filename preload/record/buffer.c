@@ -79,8 +79,10 @@ struct sp_chunk *sp_chunk_new(void)
      * lane's first chunk costs a page until it records more. */
     void *m = mmap(NULL, sizeof(struct sp_chunk), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     struct sp_chunk *chunk = m == MAP_FAILED ? NULL : m;
-    if (chunk)
+    if (chunk) {
+        chunk->events = chunk->slots;
         __atomic_add_fetch(&sp_buffer_bytes, sizeof *chunk, __ATOMIC_RELAXED);
+    }
     return chunk;
 }
 
@@ -96,7 +98,8 @@ static void free_await(struct sp_chunk *k)
 void sp_chunk_free(struct sp_chunk *k)
 {
     free_await(k);
-    if (((uintptr_t)k & 4095) != 0)
+    sp_chunk_free_wide(k);
+    if (k->events != k->slots)
         return; /* a retired lane's small chunk (see small_chunk): kept */
     munmap(k, sizeof *k);
     __atomic_sub_fetch(&sp_buffer_bytes, sizeof *k, __ATOMIC_RELAXED);
@@ -180,8 +183,13 @@ void sp_lane_fold(struct sp_lane *lane)
     uint32_t used = sp_lane_used(lane);
     for (;;) {
         uint32_t end = k == lane->tail ? used : k->count;
-        for (; i < end; i++)
-            fold_event(lane, &k->events[i], i < k->converted);
+        struct sp_chunk_reader r;
+        sp_chunk_reader_at(&r, k, i);
+        for (; i < end; i++) {
+            sp_event e;
+            sp_chunk_reader_next(&r, &e);
+            fold_event(lane, &e, i < k->converted);
+        }
         if (k == lane->tail || !k->next)
             break;
         k = k->next;
@@ -229,6 +237,7 @@ void sp_lane_restart_tail(struct sp_lane *lane)
 {
     pthread_mutex_lock(&lane->lock);
     free_await(lane->tail);
+    sp_chunk_free_wide(lane->tail);
     lane->tail->converted = 0;
     lane->head_skip = 0;
     lane->fold_chunk = lane->tail;
@@ -271,16 +280,17 @@ void sp_lane_reset_events(struct sp_lane *lane)
 /* Chunks of retired lanes, carved from shared slabs: a short-lived thread
  * then costs its events, not a page of stack and a page of chunk.  Never
  * freed (a retired lane's only chunk is its tail, which nothing frees);
- * never page-aligned, which is how sp_chunk_free tells them apart. */
+ * their events follow the header, which is how sp_chunk_free tells them
+ * apart. */
 #define SMALL_SLAB_BYTES (1u << 20)
-#define SMALL_MAX_EVENTS 168 /* header + events within a page */
+#define SMALL_MAX_EVENTS 253 /* header + events within a page */
 static pthread_mutex_t small_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *small_slab;
 static size_t small_left;
 
 static struct sp_chunk *small_chunk(uint32_t events)
 {
-    size_t bytes = offsetof(struct sp_chunk, events) + (size_t)events * sizeof(sp_event);
+    size_t bytes = offsetof(struct sp_chunk, header_page) + (size_t)events * sizeof(struct sp_slot);
     bytes = (bytes + 63) & ~(size_t)63;
     pthread_mutex_lock(&small_lock);
     if (small_left < bytes) {
@@ -293,6 +303,7 @@ static struct sp_chunk *small_chunk(uint32_t events)
         small_left = SMALL_SLAB_BYTES - 64;
     }
     struct sp_chunk *k = (struct sp_chunk *)small_slab;
+    k->events = (struct sp_slot *)(small_slab + offsetof(struct sp_chunk, header_page));
     small_slab += bytes;
     small_left -= bytes;
     pthread_mutex_unlock(&small_lock);
@@ -325,13 +336,15 @@ void sp_lane_retire(struct sp_lane *lane)
     struct sp_chunk *big = lane->tail;
     uint32_t used = sp_lane_used(lane);
     struct sp_chunk *small = NULL;
-    if (lane->head == big && used <= SMALL_MAX_EVENTS && !big->await_ns &&
+    if (lane->head == big && used <= SMALL_MAX_EVENTS && !big->await_ns && !big->wide &&
         (small = small_chunk(used)) != NULL) {
         small->next = NULL;
         small->await_ns = NULL;
+        small->wide = NULL;
+        small->num_wide = small->wide_converted = 0;
         small->count = used;
         small->converted = big->converted;
-        memcpy(small->events, big->events, (size_t)used * sizeof(sp_event));
+        memcpy(small->events, big->events, (size_t)used * sizeof(struct sp_slot));
         lane->head = lane->tail = small;
         SP_RELEASE(lane->next, small->events + used);
         if (lane->fold_chunk == big)

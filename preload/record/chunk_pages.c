@@ -1,11 +1,11 @@
 /* chunk_pages.c - where a lane's second and later event chunks come from.
  *
  * A fresh anonymous page costs a fault on its first write; on this kind of
- * VM that is about a microsecond per 4 KiB page, i.e. 6 ns per 24-byte event
- * paid on the recording thread, a third of the marker pair (docs/hot-path.md).
+ * VM that is about a microsecond per 4 KiB page, i.e. 4 ns per 16-byte event
+ * paid on the recording thread, a fifth of the marker pair (docs/hot-path.md).
  * So chunks after a lane's first are carved from 2 MiB arenas that are
  * faulted in at once (MADV_POPULATE_WRITE), and, where the kernel gives
- * transparent huge pages, backed by one huge page: one fault per 87,000
+ * transparent huge pages, backed by one huge page: one fault per 131,000
  * events instead of 512.
  *
  * Asking for huge pages (MADV_HUGEPAGE) is not always cheaper: with the
@@ -17,10 +17,10 @@
  * asks for huge pages, "off" never.
  *
  * A lane's first chunk stays lazily mapped (sp_chunk_new): a thread that
- * records a few calls costs a page, not 96 KiB.  Arenas are shared by all
- * lanes under a spin lock taken once per 4095 events; the kernel's time is
+ * records a few calls costs two pages, not 68 KiB.  Arenas are shared by all
+ * lanes under a spin lock taken once per 4096 events; the kernel's time is
  * spent outside it.  A chunk carved from an arena is freed alone (munmap of
- * its 24 pages), like any other. */
+ * its 17 pages), like any other. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -211,6 +211,7 @@ struct sp_chunk *sp_chunk_new_populated(void)
     struct sp_chunk *c = carve();
     if (!c)
         return sp_chunk_new(); /* no arena: a lazily mapped chunk */
+    c->events = c->slots;
     __atomic_add_fetch(&sp_buffer_bytes, sizeof *c, __ATOMIC_RELAXED);
     return c;
 }

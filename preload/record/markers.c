@@ -229,16 +229,23 @@ static void end_call(struct sp_lane *lane, uint32_t pos, int64_t now)
             every_256_exits(lane, now, 0);
         return;
     }
-    sp_event *e = lane->next;
+    struct sp_slot *e = lane->next;
     uint32_t used = (uint32_t)(e - lane->tail->events);
-    e->start = start;
-    e->end = now;
-    e->region = region;
-    e->task = task;
+    /* Narrow when the end is in the start's 2^32-tick epoch (recorder.h,
+     * struct sp_slot); a task's call is always wide. */
+    if (task < 0 && (uint64_t)now >> 32 == (uint64_t)start >> 32) {
+        SP_STORE(e->region, region);
+    } else if (sp_chunk_add_wide(lane->tail, now, region, task) == 0) {
+        SP_STORE(e->region, SP_SLOT_WIDE);
+    } else {
+        return; /* no memory for its entry: this call is lost, the others are not */
+    }
+    SP_STORE(e->start, start);
+    SP_STORE(e->end_low, (uint32_t)now);
     if (SP_UNLIKELY(task >= 0))
         sp_task_store_await(lane, used, await);
     SP_RELEASE(lane->next, e + 1);
-    if (((used + 1) & SP_CPU_SAMPLE_MASK) == SP_CPU_SAMPLE_MASK)
+    if (((used + 1) & SP_CPU_SAMPLE_MASK) == 0)
         every_256_exits(lane, now, used + 1 == SP_CHUNK_EVENTS);
 }
 
@@ -324,7 +331,7 @@ typedef uint32_t sp_tsc_half __attribute__((may_alias));
 /* The fast path's every-256 call: the same, then leave the recorder (a
  * tail call, so sp_end needs no stack frame). */
 static __attribute__((noinline)) void every_256_then_leave(struct sp_lane *lane, int64_t now,
-                                                           const sp_event *next)
+                                                           const struct sp_slot *next)
 {
     every_256_exits(lane, now, next == lane->tail->events + SP_CHUNK_EVENTS);
     sp_record_leave(lane);
@@ -376,20 +383,22 @@ static inline __attribute__((always_inline)) void fast_end(struct sp_profiler *p
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     /* depth 0 reads the sentinel at stack[-1], which matches nothing. */
     struct sp_open *o = lane->top - 1;
-    /* Plain loads: only this thread writes its stack. */
-    if (SP_UNLIKELY(o->key != key)) {
+    /* Plain loads: only this thread writes its stack.  A call whose end is
+     * not in its start's 2^32-tick epoch is wide (recorder.h, struct
+     * sp_slot): the slow path writes it, and the fast one keeps the end's
+     * low half as the clock gave it. */
+    if (SP_UNLIKELY(o->key != key || hi != o->start_high)) {
         sp_record_leave(lane);
         end_slow(region, p, JOIN_TSC(lo, hi), (uintptr_t)__builtin_return_address(0));
         return;
     }
     int64_t start = o->start;
     SP_RELEASE(lane->top, o);
-    sp_event *e = lane->next;
+    struct sp_slot *e = lane->next;
     /* One store per field (the compiler's vector merge costs more). */
     SP_STORE(e->start, start);
-    STORE_TSC(e->end, lo, hi); /* the halves as they come, as in fast_begin */
+    SP_STORE(e->end_low, lo);
     SP_STORE(e->region, (uint32_t)key);
-    SP_STORE(e->task, SP_TASK_NONE);
     e++;
     SP_RELEASE(lane->next, e);
     /* Every 256 exits, and at a full chunk (SP_CHUNK_EVENTS). */

@@ -57,7 +57,7 @@ void sp_record_end_with_side(struct sp_profiler *p, int region, const sp_capture
     /* Kept as an event = the lane's tail moved (not filtered, not
      * unmatched, not counted without an event at the memory cap). */
     struct sp_chunk *tail = lane->tail;
-    const sp_event *next = lane->next;
+    const struct sp_slot *next = lane->next;
     sp_profiler_end(p, region);
     if (lane->tail == tail && lane->next == next)
         return;

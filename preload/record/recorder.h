@@ -2,8 +2,8 @@
  * their per-thread lanes (one lane per thread and profiler).
  *
  * The hot path (markers.c) is sp_begin/sp_end on the calling thread's cached
- * lane: a push of {region, task, start} and, at the end, one 24-byte event
- * appended to the tail chunk.  Everything else is on slow paths that the
+ * lane: a push of {region, task, start} and, at the end, one 16-byte event
+ * appended to the tail chunk (struct sp_slot).  Everything else is on slow paths that the
  * fast one falls into through checks it makes anyway: lane->limit is NULL
  * whenever a begin needs more than a push (clock timer, a task running, an
  * error to clear, ON_FULL=stop reached, include/exclude filters), and an
@@ -43,11 +43,11 @@
 #include "base/shim.h"
 #include "timer.h"
 
-/* 24-byte header + 4095 events = 24 pages exactly (mmap'ed, so 2 KiB
- * aligned), and the 256-exit sampling test (events & 0xFF) == 0xFF also
- * catches a full chunk.  The fast path makes that test on the address of
- * the next event (SP_SAMPLE_ADDRESS_MASK). */
-#define SP_CHUNK_EVENTS 4095
+/* A chunk is a header page and 4096 events of 16 bytes (struct sp_slot):
+ * 17 pages, page aligned, so the next event's address is a multiple of 4096
+ * exactly every 256 events, which is the every-256 test of the fast path
+ * (SP_SAMPLE_ADDRESS_MASK) and catches a full chunk too. */
+#define SP_CHUNK_EVENTS 4096
 #define SP_REGION_BLOCK 1024
 #define SP_MAX_REGION_BLOCKS 4096 /* 4 M regions */
 #define SP_CPU_SAMPLE_MASK 0xFF
@@ -113,7 +113,13 @@ struct sp_folded {
 
 /* One open call on a lane's stack. */
 struct sp_open {
-    int64_t start;          /* ticks (timer.h) */
+    union {
+        int64_t start;      /* ticks (timer.h) */
+        struct {
+            uint32_t start_low;
+            uint32_t start_high; /* its 2^32-tick epoch (struct sp_slot) */
+        };
+    };
     union {
         struct {
             uint32_t region;
@@ -124,23 +130,73 @@ struct sp_open {
     };
 };
 
+/* One completed call in a chunk: 16 bytes (docs/hot-path.md, "Events").
+ * A call that ends in the 2^32-tick epoch it began in (all but the rare
+ * call that is long or crosses an epoch boundary) keeps the low half of its
+ * end; the end is then start + (uint32_t)(end_low - (uint32_t)start), which
+ * holds for any duration below 2^32, in ticks or once converted to ns.  The
+ * others, and every call made in a task, are "wide": region SP_SLOT_WIDE,
+ * and their end, region and task are the chunk's next wide entry. */
+struct sp_slot {
+    int64_t start;
+    uint32_t end_low;
+    uint32_t region;        /* or SP_SLOT_WIDE */
+};
+#define SP_SLOT_WIDE UINT32_MAX
+struct sp_wide {
+    int64_t end;
+    uint32_t region;
+    int32_t task;           /* -1: outside any task */
+};
+
 struct sp_chunk {
     struct sp_chunk *next;
+    struct sp_slot *events; /* the header page's end, or a small chunk's tail */
     int64_t *await_ns;      /* allocated on the first task call in the chunk */
+    /* wide entries in event order, SP_CHUNK_EVENTS of room mapped on the
+     * first (untouched pages cost nothing); the owner appends under no lock
+     * and publishes the event after its entry */
+    struct sp_wide *wide;
+    uint32_t num_wide;
     uint32_t count;         /* events in this chunk once it is full */
-    /* events[0, converted) hold ns, the rest ticks (timer.h); changed
-     * under the spill lock only */
+    /* events[0, converted) hold ns, the rest ticks (timer.h), wide entries
+     * too; changed under the spill lock only */
     uint32_t converted;
-    sp_event events[SP_CHUNK_EVENTS];
+    uint32_t wide_converted; /* wide entries of events[0, converted) */
+    char header_page[4096 - 48];
+    struct sp_slot slots[SP_CHUNK_EVENTS];
 };
-_Static_assert(sizeof(struct sp_chunk) == 24 * 4096, "a chunk is 24 whole pages");
-/* After the tail's n-th event the next one is at chunk + 24 (n + 1): a
- * multiple of 2048 exactly when n + 1 is a multiple of 256 (24 = 8 x 3, and
- * 3 is invertible modulo 256), i.e. when (n & 0xFF) == 0xFF. */
-_Static_assert(offsetof(struct sp_chunk, events) == sizeof(sp_event) && sizeof(sp_event) == 24 &&
-                   SP_CPU_SAMPLE_MASK == 0xFF && (SP_CHUNK_EVENTS & 0xFF) == 0xFF,
+_Static_assert(sizeof(struct sp_slot) == 16 && sizeof(struct sp_wide) == 16, "16-byte events");
+_Static_assert(offsetof(struct sp_chunk, slots) == 4096 && sizeof(struct sp_chunk) == 17 * 4096,
+               "a header page and 16 pages of events");
+/* After the tail's n-th event (from 1) the next is at chunk + 4096 + 16 n: a
+ * multiple of 4096 exactly when n is a multiple of 256. */
+_Static_assert(SP_CPU_SAMPLE_MASK == 0xFF && SP_CHUNK_EVENTS % 256 == 0,
                "the every-256 test on the next event's address");
-#define SP_SAMPLE_ADDRESS_MASK 2047
+#define SP_SAMPLE_ADDRESS_MASK 4095
+
+/* A chunk's events read in order as the 24-byte events the writer takes
+ * (chunk_events.c): wide entries are followed with a cursor. */
+struct sp_chunk_reader {
+    const struct sp_chunk *chunk;
+    uint32_t index, wide;
+};
+/* Start at event `index` (counts the wide events before it). */
+void sp_chunk_reader_at(struct sp_chunk_reader *r, const struct sp_chunk *k, uint32_t index);
+void sp_chunk_reader_next(struct sp_chunk_reader *r, sp_event *out);
+/* Events [from, to) of k as sp_event into out. */
+void sp_chunk_expand(const struct sp_chunk *k, uint32_t from, uint32_t to, sp_event *out);
+/* The owner appends a wide event (its slot written by the caller after):
+ * 0, or -1 when no memory for the entry (the call is then lost). */
+int sp_chunk_add_wide(struct sp_chunk *k, int64_t end, uint32_t region, int32_t task);
+/* Unmap the wide entries (chunk freed or restarted). */
+void sp_chunk_free_wide(struct sp_chunk *k);
+/* Events [from, to) of a chunk, as the capture hands them over
+ * (lifecycle/finalize.c, handover.c). */
+struct sp_chunk_span {
+    const struct sp_chunk *chunk;
+    uint32_t from, to;
+};
 
 struct sp_thread;
 
@@ -160,7 +216,7 @@ struct sp_lane {
     /* completed calls */
     pthread_mutex_t lock;   /* chunk list changes */
     struct sp_chunk *head, *tail;
-    sp_event *next;         /* where the tail's next event goes, published
+    struct sp_slot *next;   /* where the tail's next event goes, published
                                (release); sp_lane_used counts the tail's events */
     uint32_t head_skip;     /* events of the head chunk dropped by sp_reset */
     uint32_t exits;         /* region exits, for CPU sampling */
@@ -336,14 +392,9 @@ void sp_lane_reset_events(struct sp_lane *lane);
  * that a finished thread keeps its row and its events but not its pages.
  * Calls the thread makes after this (later TLS destructors) are ignored. */
 void sp_lane_retire(struct sp_lane *lane);
-/* Events [converted, end) of chunk k as ns (spill lock held). */
-static inline void sp_chunk_convert(struct sp_chunk *k, size_t end)
-{
-    if (k->converted < end) {
-        sp_timer_convert(k->events + k->converted, end - k->converted);
-        k->converted = (uint32_t)end;
-    }
-}
+/* Events [converted, end) of chunk k as ns (spill lock held;
+ * chunk_events.c). */
+void sp_chunk_convert(struct sp_chunk *k, size_t end);
 extern uint64_t sp_buffer_bytes; /* atomic */
 
 /* The calling thread's most recent lane (a sentinel whose profiler matches

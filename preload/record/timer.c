@@ -129,14 +129,8 @@ void sp_timer_point_due(void)
     pthread_mutex_unlock(&lock);
 }
 
-void sp_timer_convert(sp_event *events, size_t n)
+void sp_timer_convert_begin(int64_t latest)
 {
-    if (!sp_timer_tsc || !n)
-        return;
-    int64_t latest = INT64_MIN;
-    for (size_t i = 0; i < n; i++)
-        if (events[i].end > latest)
-            latest = events[i].end;
     pthread_mutex_lock(&lock);
     /* Every tick converted lies before the last point: a later point never
      * changes its mapping (extending past the last point would). */
@@ -145,13 +139,15 @@ void sp_timer_convert(sp_event *events, size_t n)
          tries++)
         add_point_locked();
     sp_timebase_pin(&base);
-    size_t hint = 0;
-    for (size_t i = 0; i < n; i++) {
-        int64_t start = sp_timebase_ns(&base, events[i].start, &hint);
-        int64_t end = sp_timebase_ns(&base, events[i].end, &hint);
-        events[i].start = start;
-        events[i].end = end;
-    }
+}
+
+int64_t sp_timer_convert_tick(int64_t tick, size_t *hint)
+{
+    return sp_timebase_ns(&base, tick, hint);
+}
+
+void sp_timer_convert_end(void)
+{
     pthread_mutex_unlock(&lock);
 }
 

@@ -58,8 +58,13 @@ static inline void sp_timer_check(int64_t now)
     if (SP_UNLIKELY(now >= __atomic_load_n(&sp_timer_next_point, __ATOMIC_RELAXED)))
         sp_timer_point_due();
 }
-/* Convert events[0, n) from ticks to ns in place. */
-void sp_timer_convert(sp_event *events, size_t n);
+/* Ticks to ns (sp_timer_tsc only): begin with the latest tick to convert
+ * (points are added up to it, and pinned), convert each tick (*hint starts
+ * at 0 and caches the segment), end.  The calibration lock is held from
+ * begin to end. */
+void sp_timer_convert_begin(int64_t latest);
+int64_t sp_timer_convert_tick(int64_t tick, size_t *hint);
+void sp_timer_convert_end(void);
 /* A duration in ticks as ns (mean rate of the run), and back. */
 int64_t sp_timer_duration_ns(int64_t ticks);
 int64_t sp_timer_duration_ticks(int64_t ns);

@@ -21,15 +21,15 @@ struct bracket_run {
     int threads;
 };
 
-static void run_bracket(struct bracket_run *b, long calls, int threads, const char *timer,
-                        const char *max_memory)
+static void run_bracket_mode(struct bracket_run *b, long calls, int threads, const char *timer,
+                             const char *max_memory, const char *mode)
 {
     char n[32], t[32], timer_env[64], mem_env[64];
     snprintf(n, sizeof n, "%ld", calls);
     snprintf(t, sizeof t, "%d", threads);
     snprintf(timer_env, sizeof timer_env, "SCOPE_PROFILER_TIMER=%s", timer);
     snprintf(mem_env, sizeof mem_env, "SCOPE_PROFILER_MAX_MEMORY=%s", max_memory ? max_memory : "1G");
-    const char *argv[] = {harness_program("clock_bracket"), "records.bin", n, t, NULL};
+    const char *argv[] = {harness_program("clock_bracket"), "records.bin", n, t, mode, NULL};
     const char *env[] = {timer_env, mem_env, NULL};
     cr_assert_eq(harness_run(&b->run, argv, env, 1), 0);
     cr_assert_eq(b->run.exit_code, 0, "stderr: %s", b->run.err);
@@ -42,6 +42,12 @@ static void run_bracket(struct bracket_run *b, long calls, int threads, const ch
     b->records = calloc(total, sizeof *b->records);
     cr_assert_eq(fread(b->records, sizeof *b->records, total, f), total);
     fclose(f);
+}
+
+static void run_bracket(struct bracket_run *b, long calls, int threads, const char *timer,
+                        const char *max_memory)
+{
+    run_bracket_mode(b, calls, threads, timer, max_memory, NULL);
 }
 
 /* Check `region`'s events against the brackets: its k-th call on thread t is
@@ -175,6 +181,42 @@ Test(timer, spilled_calls_are_converted)
     cr_assert_str_eq(b.run.err, "", "stderr: %s", b.run.err);
     check_all(&b, "tsc", TSC_TOLERANCE_NS);
     free_bracket(&b);
+}
+
+/* A call of 2^32 ticks or more, or one that ends in a later 2^32-tick epoch
+ * than it began, is recorded "wide" (preload/record/recorder.h): in memory,
+ * and spilled under a small cap.  Each thread's middle call waits two
+ * epochs (1-3 s); its times are checked like the others'. */
+static void check_long_calls(long calls, const char *max_memory)
+{
+#if !defined(__x86_64__)
+    cr_skip_test("no TSC");
+#endif
+    struct bracket_run b;
+    run_bracket_mode(&b, calls, 2, "tsc", max_memory, "long");
+    if (tsc_refused(&b)) {
+        free_bracket(&b);
+        cr_skip_test("this CPU has no invariant TSC");
+    }
+    cr_assert_str_eq(b.run.err, "", "stderr: %s", b.run.err);
+    check_all(&b, "tsc", TSC_TOLERANCE_NS);
+    const sp_profile *p = b.profile;
+    const sp_row *inner = harness_row(p, 0, "inner");
+    int longest = 0;
+    for (uint64_t k = 0; k < inner->count; k++)
+        longest += p->end[inner->offset + k] - p->start[inner->offset + k] > 1000000000;
+    cr_assert_eq(longest, 2, "%d calls of more than 2^32 ticks (one per thread)", longest);
+    free_bracket(&b);
+}
+
+Test(timer, long_calls_keep_their_times, .timeout = 120)
+{
+    check_long_calls(2000, NULL);
+}
+
+Test(timer, long_calls_spilled_keep_their_times, .timeout = 120)
+{
+    check_long_calls(40000, "1M");
 }
 
 Test(timer, malformed_timer_value)

@@ -1,16 +1,23 @@
 /* clock_bracket: nested calls bracketed by clock_gettime(CLOCK_MONOTONIC)
  * readings, so a test can check that the times in the file are that clock.
- * Usage: clock_bracket RECORDS_FILE CALLS_PER_THREAD THREADS
+ * Usage: clock_bracket RECORDS_FILE CALLS_PER_THREAD THREADS [long]
  * Each thread writes one record per call: thread, call, t0..t5 where
  *   t0 <= outer.start <= t1 <= inner.start <= t2 <= inner.end <= t3
  *   ... <= outer.end <= t5 (t4 between the two ends).
  * Every 64th call sleeps 1 ms inside `inner`, so the run spans many
- * calibration points of the shim's timer; thread 0 flushes half-way. */
+ * calibration points of the shim's timer; thread 0 flushes half-way.
+ * With `long`, the middle call of each thread stays in `inner` until the
+ * TSC has passed two 2^32-tick epochs: a call the shim must record wide
+ * (preload/record/recorder.h, struct sp_slot). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include "scope_profiler.h"
 
@@ -19,6 +26,7 @@ struct record {
 };
 
 static long calls;
+static int long_call;
 static int outer_id, inner_id;
 static struct record *records;
 
@@ -45,6 +53,15 @@ static void *work(void *arg)
             struct timespec ms = {0, 1000000};
             nanosleep(&ms, NULL);
         }
+#if defined(__x86_64__)
+        if (long_call && i == calls / 2) {
+            uint64_t epoch = __rdtsc() >> 32;
+            while (__rdtsc() >> 32 < epoch + 2) {
+                struct timespec ms = {0, 1000000};
+                nanosleep(&ms, NULL);
+            }
+        }
+#endif
         r->t[3] = now();
         sp_end(inner_id);
         r->t[4] = now();
@@ -59,10 +76,11 @@ static void *work(void *arg)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: clock_bracket RECORDS_FILE CALLS_PER_THREAD THREADS\n");
+    if (argc != 4 && !(argc == 5 && !strcmp(argv[4], "long"))) {
+        fprintf(stderr, "usage: clock_bracket RECORDS_FILE CALLS_PER_THREAD THREADS [long]\n");
         return 2;
     }
+    long_call = argc == 5;
     calls = atol(argv[2]);
     int threads = atoi(argv[3]);
     if (calls <= 0 || threads <= 0 || threads > 64)
