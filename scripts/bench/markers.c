@@ -9,7 +9,7 @@
  *                               ns per pair (median of 7 alternating rounds
  *                               of thread CPU time) and the ratios; DEPTH
  *                               nested regions per iteration
- *   markers callgrind N DEPTH shim|floor
+ *   markers callgrind N DEPTH shim|floor|floor_keep
  *                               N iterations in measured_loop(), for
  *                               valgrind --toggle-collect=measured_loop
  *   markers memory N            bytes of resident memory per recorded call
@@ -131,7 +131,9 @@ static double floor_keep_pairs(void)
 __attribute__((noinline)) void measured_loop(int use_floor);
 __attribute__((noinline)) void measured_loop(int use_floor)
 {
-    if (use_floor)
+    if (use_floor == 2)
+        floor_keep_pairs();
+    else if (use_floor)
         floor_pairs();
     else
         pairs();
@@ -240,7 +242,8 @@ int main(int argc, char **argv)
     nested[2] = sp_region("inner");
     if (!strcmp(argv[1], "callgrind")) {
         depth = argc > 3 ? atoi(argv[3]) : 1;
-        measured_loop(argc > 4 && !strcmp(argv[4], "floor"));
+        measured_loop(argc <= 4 ? 0 : !strcmp(argv[4], "floor") ? 1
+                                    : !strcmp(argv[4], "floor_keep") ? 2 : 0);
         return 0;
     }
     if (!strcmp(argv[1], "memory")) {
