@@ -47,6 +47,11 @@ typedef struct sp_rank_result {
     int has_tree;
     sp_report_tree tree;      /* has_tree: the rank's calls by path, lanes merged */
     char *warning;            /* no tree: why (then the rows give its numbers) */
+    /* No tree, from a stream: {total, minimum, maximum} of the durations of
+     * each of the rank's rows (profile order) as its events give them, for
+     * a skeleton without statistics; NULL: the profile's rows. */
+    int64_t (*row_durations)[3];
+    size_t num_rows;
 } sp_rank_result;
 void sp_rank_result_free(sp_rank_result *result);
 
