@@ -42,6 +42,9 @@ void sp_run_source_close(sp_run_source *src);
  * edges (events/fork_parent_ids) are the caller's business: sp_stream_rank
  * does not read them. */
 const char *sp_run_source_unstreamable(const sp_run_source *src);
+/* The same with MPI columns allowed, for a caller that reads them itself
+ * (the report's MPI tables, report_mpi_stream.c). */
+const char *sp_run_source_unstreamable_calls(const sp_run_source *src);
 
 /* A rank whose file has fork edges, read from that file alone into memory
  * (the streamed commands graft such ranks this way, one file at a time):

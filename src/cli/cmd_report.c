@@ -743,7 +743,25 @@ int cmd_report(int argc, char **argv)
             goto out;
         }
     }
-    if ((has_mpi = sp_report_mpi_build(&report, &mpi)) < 0) {
+    has_mpi = streamed ? sp_report_mpi_build_stream(&report, &source, &mpi)
+                       : sp_report_mpi_build(&report, &mpi);
+    if (has_mpi == 2) {
+        /* An MPI column the windows could not read, or a collective row too
+         * large to sort: the MPI tables from the run in memory. */
+        const char *trace = getenv("SCOPEPROF_REPORT_TRACE");
+        if (trace && !strcmp(trace, "1"))
+            fprintf(stderr, "scopeprof report: MPI tables in memory\n");
+        sp_profile *full = sp_load_run((const char *const *)files, num_files, err, sizeof err);
+        if (!full) {
+            status = cli_file_error(CMD, num_files == 1 ? files[0] : NULL, "%s", err);
+            goto out;
+        }
+        sp_report on_full = report;
+        on_full.profile = full;
+        has_mpi = sp_report_mpi_build(&on_full, &mpi);
+        sp_profile_free(full);
+    }
+    if (has_mpi < 0) {
         status = cli_file_error(CMD, NULL, "out of memory");
         goto out;
     }

@@ -429,7 +429,9 @@ static const char *not_streamed(const sp_run_source *src, const sp_report_option
     if (sel && (sel->has_from || sel->has_to) &&
         sp_profile_meta_int(src->profile, "start_time_ns", &start) != 0)
         return "--from / --to without metadata start_time_ns (the origin is the first event)";
-    return sp_run_source_unstreamable(src);
+    /* MPI columns: the MPI tables read them after the pass
+     * (sp_report_mpi_build_stream) */
+    return sp_run_source_unstreamable_calls(src);
 }
 
 int sp_report_build_stream(const sp_run_source *src, const sp_report_options *options,
