@@ -42,7 +42,7 @@ static int use_file(stream_rows *s, size_t r)
     s->file = file;
     char err[256];
     s->reader = sp_h5_event_reader_open(s->src->paths[file], &s->src->shapes[file],
-                                        (size_t)4 << 20, err, sizeof err);
+                                        (size_t)1 << 20, err, sizeof err);
     return s->reader ? 0 : fail(s);
 }
 
