@@ -53,6 +53,18 @@ typedef struct sp_calls {
 int sp_calls_build(const sp_call_input *input, sp_calls *out, char *err, size_t errlen);
 void sp_calls_free(sp_calls *calls);
 
+/* The nesting error as sp_calls_build words it (`inner` starts inside
+ * `outer` but ends after it), for readers that link calls themselves
+ * (src/stream/): one wording whichever path finds the crossing. */
+typedef struct sp_call_ref {
+    uint32_t region;
+    uint64_t call_index;
+    int64_t start, end;
+} sp_call_ref;
+void sp_calls_nesting_message(char *err, size_t errlen, const char *const *region_names,
+                              size_t num_regions, const sp_call_ref *inner,
+                              const sp_call_ref *outer);
+
 /* Allocate every column of n calls (lane only if with_lane), contents
  * unspecified; n == 0 leaves all columns NULL.  Returns 0, or -1 with *calls
  * left empty.  For code that assembles an sp_calls itself (readers, splits). */

@@ -93,6 +93,7 @@ typedef struct sp_h5_event_shape {
     int deltas;               /* start_deltas/durations, else start_times/end_times */
     int has[SP_H5_COL_N];     /* which of the columns above exist */
     int has_other;            /* an MPI column exists */
+    int has_extra[SP_EXTRA_N]; /* which MPI columns (events/mpi_*) exist */
     int has_fork;             /* fork_parent_ids exists */
     int has_stats;            /* rows carry the file's summary_statistics */
     uint64_t chunk;           /* elements per chunk of the start column; 0 contiguous */
@@ -122,6 +123,9 @@ sp_h5_event_reader *sp_h5_event_reader_open(const char *path, const sp_h5_event_
 /* count values of column col from offset; 0 or -1. */
 int sp_h5_event_reader_read(sp_h5_event_reader *reader, int col, uint64_t offset,
                             size_t count, int64_t *out);
+/* The same for MPI column `extra` (SP_EXTRA_*, shape->has_extra). */
+int sp_h5_event_reader_read_extra(sp_h5_event_reader *reader, int extra, uint64_t offset,
+                                  size_t count, int64_t *out);
 void sp_h5_event_reader_close(sp_h5_event_reader *reader);
 
 #ifdef __cplusplus

@@ -311,6 +311,14 @@ typedef struct sp_report_mpi {
 int sp_report_mpi_build(const sp_report *report, sp_report_mpi *out);
 void sp_report_mpi_free(sp_report_mpi *mpi);
 int64_t sp_report_mpi_bin_limit(int bin);
+/* sp_report_mpi_build for a report sp_report_build_stream built on `src`
+ * (its profile has no event columns): the rows' MPI columns read in windows
+ * from the files.  0, 1 or -1 as sp_report_mpi_build; 2 when a file could
+ * not be read that way or a collective row out of time order is too large
+ * to sort (then build from the run in memory, which words any problem). */
+struct sp_run_source;
+int sp_report_mpi_build_stream(const sp_report *report, const struct sp_run_source *src,
+                               sp_report_mpi *out);
 /* The MPI row of a region, or NULL. */
 const sp_report_mpi_call *sp_report_mpi_find(const sp_report_mpi *mpi, uint32_t region);
 

@@ -42,6 +42,9 @@ void sp_run_source_close(sp_run_source *src);
  * edges (events/fork_parent_ids) are the caller's business: sp_stream_rank
  * does not read them. */
 const char *sp_run_source_unstreamable(const sp_run_source *src);
+/* The same with MPI columns allowed, for a caller that reads them itself
+ * (the report's MPI tables, report_mpi_stream.c). */
+const char *sp_run_source_unstreamable_calls(const sp_run_source *src);
 
 /* A rank whose file has fork edges, read from that file alone into memory
  * (the streamed commands graft such ranks this way, one file at a time):
@@ -89,6 +92,11 @@ typedef struct sp_rank_stream_info {
     size_t num_thread_slots;        /* thread_calls / thread_busy by thread index */
     uint64_t *thread_calls;         /* calls recorded on the thread */
     int64_t *thread_busy;           /* its root "omp parallel" time (parent id < 0) */
+    /* On 2 (rows_on_crossing): per row of the rank, in the skeleton's row
+     * order, {total, minimum, maximum} of its durations as the events give
+     * them (the skeleton has none when the file stores no statistics). */
+    size_t num_rows;
+    int64_t (*row_durations)[3];
 } sp_rank_stream_info;
 void sp_rank_stream_info_free(sp_rank_stream_info *info);
 
@@ -100,6 +108,30 @@ void sp_rank_stream_info_free(sp_rank_stream_info *info);
 int sp_stream_rank(const sp_run_source *src, uint32_t rank, int64_t clock_offset,
                    const sp_call_visitor *visitor, sp_rank_stream_info *info, char *why,
                    size_t whylen);
+
+/* What a pass may do besides handing calls to its visitor. */
+typedef struct sp_stream_options {
+    /* Optional: every event of the rank, before enter and whether it nests
+     * or not, on the file's time axis (no clock offset). */
+    void (*event)(void *ctx, int64_t start, int64_t end);
+    void *event_ctx;
+    /* Nonzero: calls that do not nest are no reason to give up.  The first
+     * crossing is worded as the reconstruction words it, the rest of the
+     * rank is read with every check of the reader (`event`, not the
+     * visitor, sees those calls), and sp_stream_rank_with returns 2. */
+    int rows_on_crossing;
+} sp_stream_options;
+
+/* sp_stream_rank with options (NULL: none).  Also returns 2 with
+ * rows_on_crossing, for a rank that passes every check of the reader but
+ * whose calls do not nest: `why` is the reconstruction's message
+ * (sp_calls_build's, without file or rank), info is complete (calls, span,
+ * thread counts: every event counted), and the calls the visitor saw before
+ * the crossing are to be dropped: the in-memory path shows such a rank from
+ * its rows. */
+int sp_stream_rank_with(const sp_run_source *src, uint32_t rank, int64_t clock_offset,
+                        const sp_call_visitor *visitor, const sp_stream_options *options,
+                        sp_rank_stream_info *info, char *why, size_t whylen);
 
 /* `validate` of one file in bounded memory: 0 when every check the full
  * checker makes passes (nesting required); 1 when the file has a problem or

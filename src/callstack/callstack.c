@@ -290,18 +290,30 @@ static int gather_columns(const sp_call_input *in, uint32_t max_region, sp_calls
     return 0;
 }
 
-static void nesting_error(const sp_call_input *in, const sp_calls *out, size_t child,
-                          size_t parent, char *err, size_t errlen)
+void sp_calls_nesting_message(char *err, size_t errlen, const char *const *region_names,
+                              size_t num_regions, const sp_call_ref *inner,
+                              const sp_call_ref *outer)
 {
     if (!err || !errlen)
         return;
-    char inner[DESCRIPTION_MAX], outer[DESCRIPTION_MAX];
-    describe_call(inner, sizeof inner, in, out->region[child], out->call_index[child],
-                  out->start[child], out->end[child]);
-    describe_call(outer, sizeof outer, in, out->region[parent], out->call_index[parent],
-                  out->start[parent], out->end[parent]);
+    sp_call_input names = {.region_names = region_names, .num_regions = num_regions};
+    char a[DESCRIPTION_MAX], b[DESCRIPTION_MAX];
+    describe_call(a, sizeof a, &names, inner->region, inner->call_index, inner->start,
+                  inner->end);
+    describe_call(b, sizeof b, &names, outer->region, outer->call_index, outer->start,
+                  outer->end);
     snprintf(err, errlen, "recorded calls are not properly nested: %s starts inside %s "
-             "but ends after it. %s", inner, outer, USUAL_CAUSE);
+             "but ends after it. %s", a, b, USUAL_CAUSE);
+}
+
+static void nesting_error(const sp_call_input *in, const sp_calls *out, size_t child,
+                          size_t parent, char *err, size_t errlen)
+{
+    sp_call_ref inner = {out->region[child], out->call_index[child], out->start[child],
+                         out->end[child]};
+    sp_call_ref outer = {out->region[parent], out->call_index[parent], out->start[parent],
+                         out->end[parent]};
+    sp_calls_nesting_message(err, errlen, in->region_names, in->num_regions, &inner, &outer);
 }
 
 /* Is open call `call` finished before a call starting at `start`?  Touching

@@ -487,26 +487,59 @@ static void print_cross(const printer *p, const sp_report *r, const sp_report_mp
 
 /* The input file holding `rank`.  Rank files of one run are loaded into one
  * profile without a path, so a warning about a rank has to find its file:
- * read them again, only on that (rare) path. */
-static const char *file_of_rank(char **files, size_t num_files, uint32_t rank)
+ * each input's rows are read once (without events), on the first warning,
+ * so many warnings over many files cost one index read per file. */
+typedef struct rank_files {
+    int ready;
+    uint32_t **ranks;         /* per input: the ranks of its rows (NULL: unreadable) */
+    size_t *num_ranks;
+} rank_files;
+
+static uint32_t *ranks_of_file(const char *path, size_t *count)
+{
+    char err[512];
+    sp_h5_event_shape shape;
+    sp_profile *p = sp_h5_read_skeleton(path, &shape, err, sizeof err);
+    if (!p) /* schema 1 has no skeleton read */
+        p = sp_h5_read(path, err, sizeof err);
+    *count = 0;
+    if (!p)
+        return NULL;
+    uint32_t *ranks = malloc((p->num_rows + 1) * sizeof *ranks);
+    for (size_t r = 0; ranks && r < p->num_rows; r++)
+        ranks[(*count)++] = p->rows[r].rank;
+    sp_profile_free(p);
+    return ranks;
+}
+
+static const char *file_of_rank(rank_files *c, char **files, size_t num_files, uint32_t rank)
 {
     if (num_files == 1)
         return files[0];
-    for (size_t k = 0; k < num_files; k++) {
-        char err[512];
-        sp_profile *p = sp_h5_read(files[k], err, sizeof err);
-        int found = 0;
-        for (size_t r = 0; p && r < p->num_rows && !found; r++)
-            found = p->rows[r].rank == rank;
-        sp_profile_free(p);
-        if (found)
-            return files[k];
+    if (!c->ready) {
+        c->ready = 1;
+        c->ranks = calloc(num_files, sizeof *c->ranks);
+        c->num_ranks = calloc(num_files, sizeof *c->num_ranks);
+        for (size_t k = 0; c->ranks && c->num_ranks && k < num_files; k++)
+            c->ranks[k] = ranks_of_file(files[k], &c->num_ranks[k]);
     }
+    for (size_t k = 0; c->ranks && c->num_ranks && k < num_files; k++)
+        for (size_t i = 0; i < c->num_ranks[k]; i++)
+            if (c->ranks[k][i] == rank)
+                return files[k];
     return NULL;
 }
 
+static void rank_files_free(rank_files *c, size_t num_files)
+{
+    for (size_t k = 0; c->ranks && k < num_files; k++)
+        free(c->ranks[k]);
+    free(c->ranks);
+    free(c->num_ranks);
+}
+
 static void warn_rank(const sp_report_warning *w, const sp_profile *profile, char **files,
-                      size_t num_files)
+                      size_t num_files, rank_files *cache)
 {
     const char *msg = w->message;
     /* The reconstruction names profile->path, or "profile" without one. */
@@ -514,7 +547,7 @@ static void warn_rank(const sp_report_warning *w, const sp_profile *profile, cha
     size_t len = strlen(named);
     if (!strncmp(msg, named, len) && !strncmp(msg + len, ": ", 2))
         msg += len + 2;
-    const char *file = file_of_rank(files, num_files, w->rank);
+    const char *file = file_of_rank(cache, files, num_files, w->rank);
     cli_warning(CMD, "%s%s%s (its calls are counted from the file's per-region totals; "
                      "exclusive time unknown)",
                 file ? file : "", file ? ": " : "", msg);
@@ -743,12 +776,32 @@ int cmd_report(int argc, char **argv)
             goto out;
         }
     }
-    if ((has_mpi = sp_report_mpi_build(&report, &mpi)) < 0) {
+    has_mpi = streamed ? sp_report_mpi_build_stream(&report, &source, &mpi)
+                       : sp_report_mpi_build(&report, &mpi);
+    if (has_mpi == 2) {
+        /* An MPI column the windows could not read, or a collective row too
+         * large to sort: the MPI tables from the run in memory. */
+        const char *trace = getenv("SCOPEPROF_REPORT_TRACE");
+        if (trace && !strcmp(trace, "1"))
+            fprintf(stderr, "scopeprof report: MPI tables in memory\n");
+        sp_profile *full = sp_load_run((const char *const *)files, num_files, err, sizeof err);
+        if (!full) {
+            status = cli_file_error(CMD, num_files == 1 ? files[0] : NULL, "%s", err);
+            goto out;
+        }
+        sp_report on_full = report;
+        on_full.profile = full;
+        has_mpi = sp_report_mpi_build(&on_full, &mpi);
+        sp_profile_free(full);
+    }
+    if (has_mpi < 0) {
         status = cli_file_error(CMD, NULL, "out of memory");
         goto out;
     }
+    rank_files cache = {0};
     for (size_t k = 0; k < report.num_warnings; k++)
-        warn_rank(&report.warnings[k], profile, files, num_files);
+        warn_rank(&report.warnings[k], profile, files, num_files, &cache);
+    rank_files_free(&cache, num_files);
     if (report.num_ranks == 0 && profile->num_rows > 0)
         cli_warning(CMD, "--ranks selects none of the ranks in these files");
 

@@ -300,8 +300,10 @@ static int measure_events(hid_t file, sp_profile *profile, int deltas, int have_
             shape->has[c] = 1;
         else if (c == SP_H5_COL_N + 1)
             shape->has_fork = 1;
-        else if (c > SP_H5_COL_N + 1) /* (await_ns: nothing the analysis reads) */
+        else if (c > SP_H5_COL_N + 1) { /* (await_ns: nothing the analysis reads) */
             shape->has_other = 1;
+            shape->has_extra[c - SP_H5_COL_N - 2] = 1;
+        }
     }
     if (!shape->has[SP_H5_COL_SECOND]) {
         sp_problem(p, "events/%s is missing", names[deltas][SP_H5_COL_SECOND]);

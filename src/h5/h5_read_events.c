@@ -12,6 +12,8 @@ struct sp_h5_event_reader {
     hid_t file;
     hid_t dset[SP_H5_COL_N];
     hid_t space[SP_H5_COL_N];
+    hid_t xdset[SP_EXTRA_N];  /* MPI columns */
+    hid_t xspace[SP_EXTRA_N];
     const char *path;
     int64_t bytes;
 };
@@ -25,6 +27,12 @@ void sp_h5_event_reader_close(sp_h5_event_reader *r)
             H5Sclose(r->space[c]);
         if (r->dset[c] >= 0)
             H5Dclose(r->dset[c]);
+    }
+    for (int c = 0; c < SP_EXTRA_N; c++) {
+        if (r->xspace[c] >= 0)
+            H5Sclose(r->xspace[c]);
+        if (r->xdset[c] >= 0)
+            H5Dclose(r->xdset[c]);
     }
     if (r->file >= 0)
         H5Fclose(r->file);
@@ -48,6 +56,8 @@ sp_h5_event_reader *sp_h5_event_reader_open(const char *path, const sp_h5_event_
     r->file = -1;
     for (int c = 0; c < SP_H5_COL_N; c++)
         r->dset[c] = r->space[c] = -1;
+    for (int c = 0; c < SP_EXTRA_N; c++)
+        r->xdset[c] = r->xspace[c] = -1;
     sp_h5_silence();
     struct stat st;
     r->bytes = stat(path, &st) == 0 ? (int64_t)st.st_size : 0;
@@ -65,6 +75,15 @@ sp_h5_event_reader *sp_h5_event_reader_open(const char *path, const sp_h5_event_
         r->space[c] = r->dset[c] >= 0 ? H5Dget_space(r->dset[c]) : -1;
         ok = r->space[c] >= 0;
     }
+    for (int c = 0; ok && c < SP_EXTRA_N; c++) {
+        if (!shape->has_extra[c])
+            continue;
+        char name[64];
+        snprintf(name, sizeof name, "events/%s", sp_event_extra_names[c]);
+        r->xdset[c] = H5Dopen2(r->file, name, dapl);
+        r->xspace[c] = r->xdset[c] >= 0 ? H5Dget_space(r->xdset[c]) : -1;
+        ok = r->xspace[c] >= 0;
+    }
     if (dapl >= 0)
         H5Pclose(dapl);
     if (!ok) {
@@ -75,15 +94,32 @@ sp_h5_event_reader *sp_h5_event_reader_open(const char *path, const sp_h5_event_
     return r;
 }
 
+static int read_window(sp_h5_event_reader *r, hid_t dset, hid_t space, uint64_t offset,
+                       size_t count, int64_t *out);
+
 int sp_h5_event_reader_read(sp_h5_event_reader *r, int col, uint64_t offset, size_t count,
                             int64_t *out)
 {
     if (col < 0 || col >= SP_H5_COL_N || r->dset[col] < 0)
         return -1;
+    return read_window(r, r->dset[col], r->space[col], offset, count, out);
+}
+
+int sp_h5_event_reader_read_extra(sp_h5_event_reader *r, int extra, uint64_t offset,
+                                  size_t count, int64_t *out)
+{
+    if (extra < 0 || extra >= SP_EXTRA_N || r->xdset[extra] < 0)
+        return -1;
+    return read_window(r, r->xdset[extra], r->xspace[extra], offset, count, out);
+}
+
+static int read_window(sp_h5_event_reader *r, hid_t dset, hid_t space, uint64_t offset,
+                       size_t count, int64_t *out)
+{
     if (count == 0)
         return 0;
     hsize_t start[1] = {offset}, n[1] = {count};
-    if (H5Sselect_hyperslab(r->space[col], H5S_SELECT_SET, start, NULL, n, NULL) < 0)
+    if (H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, n, NULL) < 0)
         return -1;
     hid_t mem = H5Screate_simple(1, n, NULL);
     if (mem < 0)
@@ -95,7 +131,7 @@ int sp_h5_event_reader_read(sp_h5_event_reader *r, int col, uint64_t offset, siz
     __atomic_store_n(&sp_h5_current_since_ns, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec,
                      __ATOMIC_RELAXED);
     __atomic_store_n(&sp_h5_current_path, r->path, __ATOMIC_RELEASE);
-    herr_t rc = H5Dread(r->dset[col], H5T_NATIVE_INT64, mem, r->space[col], H5P_DEFAULT, out);
+    herr_t rc = H5Dread(dset, H5T_NATIVE_INT64, mem, space, H5P_DEFAULT, out);
     __atomic_store_n(&sp_h5_current_path, NULL, __ATOMIC_RELEASE);
     H5Sclose(mem);
     return rc < 0 ? -1 : 0;

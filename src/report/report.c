@@ -80,8 +80,10 @@ static void values_from_tree(sp_rank_values *v, const sp_report_tree *tree)
 /* From the rows alone, for a rank that cannot be reconstructed or an
  * aggregate profile.  Only region filters can apply here. */
 static void values_from_rows(sp_rank_values *v, const sp_profile *profile,
-                             const sp_selection *sel, const size_t *rows, size_t num_rows)
+                             const sp_selection *sel, const size_t *rows, size_t num_rows,
+                             const sp_rank_result *result)
 {
+    int given = result && result->row_durations && result->num_rows == num_rows;
     for (size_t k = 0; k < num_rows; k++) {
         const sp_row *row = &profile->rows[rows[k]];
         if (!sp_selection_keeps_region(sel, profile->names[row->region]))
@@ -95,9 +97,11 @@ static void values_from_rows(sp_rank_values *v, const sp_profile *profile,
         } else {
             if (row->count == 0)
                 continue;
-            values_add(values_at(v, row->region), row->count, row->stats.total,
-                       row->stats.total, row->exclusive_total >= 0 ? row->exclusive_total : -1,
-                       row->stats.minimum, row->stats.maximum);
+            const int64_t *d = given ? result->row_durations[k] : NULL;
+            int64_t total = d ? d[0] : row->stats.total;
+            values_add(values_at(v, row->region), row->count, total, total,
+                       row->exclusive_total >= 0 ? row->exclusive_total : -1,
+                       d ? d[1] : row->stats.minimum, d ? d[2] : row->stats.maximum);
         }
     }
 }
@@ -353,6 +357,7 @@ void sp_rank_result_free(sp_rank_result *result)
     if (result->has_tree)
         sp_report_tree_free(&result->tree);
     free(result->warning);
+    free(result->row_durations);
     memset(result, 0, sizeof *result);
 }
 
@@ -368,7 +373,7 @@ int sp_report_add_rank(sp_report *report, const sp_report_options *opt, const ra
         if (result->warning && add_warning(report, result->rank, result->warning) != 0)
             return -1;
         size_t first, num_rows = rank_rows(ix, profile, result->rank, &first);
-        values_from_rows(values, profile, opt->selection, ix->rows + first, num_rows);
+        values_from_rows(values, profile, opt->selection, ix->rows + first, num_rows, result);
         return 0;
     }
     if (sp_report_tree_merge(&report->tree, &result->tree) != 0)

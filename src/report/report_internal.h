@@ -47,6 +47,11 @@ typedef struct sp_rank_result {
     int has_tree;
     sp_report_tree tree;      /* has_tree: the rank's calls by path, lanes merged */
     char *warning;            /* no tree: why (then the rows give its numbers) */
+    /* No tree, from a stream: {total, minimum, maximum} of the durations of
+     * each of the rank's rows (profile order) as its events give them, for
+     * a skeleton without statistics; NULL: the profile's rows. */
+    int64_t (*row_durations)[3];
+    size_t num_rows;
 } sp_rank_result;
 void sp_rank_result_free(sp_rank_result *result);
 
@@ -76,6 +81,32 @@ int sp_report_add_rank(sp_report *report, const sp_report_options *opt, const ra
  * (report_tree.c), and a call's numbers added to a node. */
 int64_t sp_report_tree_node(sp_report_tree *tree, int64_t parent, uint32_t region);
 void sp_report_node_add_call(sp_report_node *node, int64_t duration, int64_t exclusive);
+
+/* ---- where the MPI tables read a row's events (report_mpi.c) -------------- */
+
+/* A window of one row's events; comm NULL: no communicator column (0). */
+typedef struct sp_mpi_window {
+    size_t n;
+    const int64_t *start, *end;               /* on the file's clock */
+    const int64_t *sent, *recv, *peer, *comm; /* unsorted windows: all four; sorted: comm */
+} sp_mpi_window;
+
+typedef struct sp_mpi_rows {
+    /* Start reading profile row r: in file order, or (sorted) in start
+     * order as a stable sort gives it.  0 or -1. */
+    int (*begin)(void *ctx, size_t row, int sorted);
+    /* The next window of that row: 1, 0 at its end, -1 failure. */
+    int (*next)(void *ctx, sp_mpi_window *w);
+    /* Earliest start and latest end of row r's events (count > 0).  0 or -1. */
+    int (*span)(void *ctx, size_t row, int64_t *lo, int64_t *hi);
+    void *ctx;
+} sp_mpi_rows;
+
+/* sp_report_mpi_build on any source of rows (report->profile gives the
+ * rows, names and ranks; its event columns are not read).  1, or -1 (out
+ * of memory or the source failed). */
+int sp_report_mpi_build_from(const sp_report *report, const sp_mpi_rows *src,
+                             sp_report_mpi *out);
 
 /* Thread and task tables of the selected ranks.  0 or -1 (out of memory). */
 int sp_report_lane_tables(sp_report *report, const sp_profile *profile,

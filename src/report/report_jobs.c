@@ -19,10 +19,13 @@
 
 typedef struct result_header {
     int32_t status;           /* 0 tree follows, 1 fall back (why follows), -1 failure */
+    int32_t has_tree;         /* status 0: 0 for a rank shown from its rows (its
+                                 warning follows, in why_len bytes) */
     uint32_t rank;
     uint64_t num_nodes;
     int64_t first_start, last_end;
     uint64_t num_thread_slots;
+    uint64_t num_rows;        /* no tree: its rows' durations follow */
     uint64_t why_len;
 } result_header;
 
@@ -41,18 +44,24 @@ static int get(FILE *f, void *buf, size_t n)
 static int write_result(FILE *f, int rc, uint32_t rank, const sp_rank_result *result,
                         const sp_rank_extra *extra, const char *why)
 {
-    result_header h = {.status = rc, .rank = rank,
-                       .num_nodes = rc == 0 ? result->tree.num_nodes : 0,
+    int tree = rc == 0 && result->has_tree;
+    const char *text = rc != 0 ? why : !tree && result->warning ? result->warning : "";
+    result_header h = {.status = rc, .has_tree = tree, .rank = rank,
+                       .num_nodes = tree ? result->tree.num_nodes : 0,
                        .first_start = extra->first_start, .last_end = extra->last_end,
                        .num_thread_slots = rc == 0 ? extra->num_thread_slots : 0,
-                       .why_len = rc != 0 ? strlen(why) : 0};
+                       .num_rows = rc == 0 && !tree && result->row_durations ? result->num_rows
+                                                                              : 0,
+                       .why_len = strlen(text)};
     return put(f, &h, sizeof h) ||
                    (h.num_nodes &&
                     put(f, result->tree.nodes, h.num_nodes * sizeof *result->tree.nodes)) ||
                    (h.num_thread_slots &&
                     (put(f, extra->thread_calls, h.num_thread_slots * sizeof(uint64_t)) ||
                      put(f, extra->thread_busy, h.num_thread_slots * sizeof(int64_t)))) ||
-                   (h.why_len && put(f, why, h.why_len)) || fflush(f) != 0
+                   (h.num_rows &&
+                    put(f, result->row_durations, h.num_rows * sizeof *result->row_durations)) ||
+                   (h.why_len && put(f, text, h.why_len)) || fflush(f) != 0
                ? -1
                : 0;
 }
@@ -75,9 +84,11 @@ static int read_result(FILE *f, sp_rank_result *out, sp_rank_extra *extra, char 
         return h.status > 0 ? 1 : -1;
     }
     out->rank = h.rank;
-    if (sp_report_tree_init(&out->tree, h.rank, SP_REPORT_ALL_LANES) != 0)
-        return -1;
-    out->has_tree = 1;
+    if (h.has_tree) {
+        if (sp_report_tree_init(&out->tree, h.rank, SP_REPORT_ALL_LANES) != 0)
+            return -1;
+        out->has_tree = 1;
+    }
     for (uint64_t n = 0; n < h.num_nodes; n++) {
         sp_report_node node;
         if (get(f, &node, sizeof node) != 0) {
@@ -107,6 +118,26 @@ static int read_result(FILE *f, sp_rank_result *out, sp_rank_extra *extra, char 
          get(f, extra->thread_busy, h.num_thread_slots * sizeof(int64_t)))) {
         snprintf(why, whylen, "a report worker ended early");
         return 1;
+    }
+    if (h.num_rows) {
+        out->row_durations = malloc(h.num_rows * sizeof *out->row_durations);
+        if (!out->row_durations)
+            return -1;
+        out->num_rows = (size_t)h.num_rows;
+        if (get(f, out->row_durations, h.num_rows * sizeof *out->row_durations) != 0) {
+            snprintf(why, whylen, "a report worker ended early");
+            return 1;
+        }
+    }
+    if (!h.has_tree) {
+        /* shown from its rows: the warning instead of a tree */
+        if (!(out->warning = malloc(h.why_len + 1)))
+            return -1;
+        if (get(f, out->warning, (size_t)h.why_len) != 0) {
+            snprintf(why, whylen, "a report worker ended early");
+            return 1;
+        }
+        out->warning[h.why_len] = '\0';
     }
     return 0;
 }

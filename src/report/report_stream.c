@@ -65,20 +65,24 @@ static int keeps_lane(stream_ctx *c, int64_t lane)
     return keep;
 }
 
+/* --from/--to: the wall is the span of every event of the rank cut to the
+ * window, nested or not (report.c's run_wall). */
+static void on_event(void *ctx, int64_t s, int64_t e)
+{
+    stream_ctx *c = ctx;
+    if (e < c->wall_from || s > c->wall_to)
+        return;
+    int64_t lo = (s > c->wall_from ? s : c->wall_from) - c->offset;
+    int64_t hi = (e < c->wall_to ? e : c->wall_to) - c->offset;
+    if (lo < c->clip_lo)
+        c->clip_lo = lo;
+    if (hi > c->clip_hi)
+        c->clip_hi = hi;
+}
+
 static int on_call_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
 {
     stream_ctx *c = ctx;
-    if (c->window) {
-        int64_t s = call->start + c->offset, e = call->end + c->offset;
-        if (!(e < c->wall_from || s > c->wall_to)) {
-            int64_t lo = (s > c->wall_from ? s : c->wall_from) - c->offset;
-            int64_t hi = (e < c->wall_to ? e : c->wall_to) - c->offset;
-            if (lo < c->clip_lo)
-                c->clip_lo = lo;
-            if (hi > c->clip_hi)
-                c->clip_hi = hi;
-        }
-    }
     if (!c->region_keep[call->region] || call->end - call->start < c->min_duration ||
         call->end < c->from || call->start > c->to ||
         (c->sel && c->sel->lanes && !keeps_lane(c, call->select_lane))) {
@@ -188,6 +192,22 @@ static int rank_tree_from_file(stream_ctx *c, sp_report *report, const sp_report
     return rc;
 }
 
+/* A rank that does not nest: no tree, and the warning rank_calls.c words
+ * (named after the run's profile, as the in-memory path names it; the
+ * command puts the file's name in its place).  0, or -1 out of memory. */
+static int rows_only(const sp_run_source *src, uint32_t rank, sp_rank_result *out,
+                     const char *why)
+{
+    const char *named = src->profile->path ? src->profile->path : "profile";
+    size_t len = strlen(named) + strlen(why) + 32;
+    sp_report_tree_free(&out->tree);
+    out->has_tree = 0;
+    if (!(out->warning = malloc(len)))
+        return -1;
+    snprintf(out->warning, len, "%s: rank %u: %s", named, rank, why);
+    return 0;
+}
+
 /* One rank: its tree and what else the pass learnt.  0, 1 (fall back,
  * why set), -1 failure.  Runs in the command or in a worker (report_jobs.c). */
 static int stream_one_rank(void *ctx, sp_report *report, const sp_report_options *opt,
@@ -213,9 +233,18 @@ static int stream_one_rank(void *ctx, sp_report *report, const sp_report_options
     c->clip_lo = INT64_MAX;
     c->clip_hi = INT64_MIN;
     c->num_lanes = 0;
+    /* A rank whose calls do not nest streams too: the in-memory path shows
+     * it from its rows, with the reconstruction's message as a warning. */
     sp_call_visitor visitor = {on_call_enter, on_call_exit, c};
+    sp_stream_options so = {c->window ? on_event : NULL, c, 1};
     sp_rank_stream_info info;
-    int rc = sp_stream_rank(c->src, rank, c->offset, &visitor, &info, why, whylen);
+    int rc = sp_stream_rank_with(c->src, rank, c->offset, &visitor, &so, &info, why, whylen);
+    if (rc == 2) {
+        rc = rows_only(c->src, rank, out, why);
+        out->row_durations = info.row_durations;
+        out->num_rows = info.num_rows;
+        info.row_durations = NULL;
+    }
     *extra = (sp_rank_extra){info.first_start, info.last_end, info.num_thread_slots,
                              info.thread_calls, info.thread_busy};
     if (c->window) {
@@ -373,10 +402,14 @@ static int check_unselected_ranks(const sp_run_source *src, const sp_report *rep
             else
                 snprintf(why, whylen, "%s", err);
         } else {
-            sp_call_visitor none = sp_call_visitor_checks_only;
+            /* the reader lets calls that do not nest pass */
+            sp_stream_options so = {NULL, NULL, 1};
             sp_rank_stream_info info;
-            rc = sp_stream_rank(src, rank, 0, &none, &info, why, whylen);
+            rc = sp_stream_rank_with(src, rank, 0, &sp_call_visitor_checks_only, &so, &info,
+                                     why, whylen);
             sp_rank_stream_info_free(&info);
+            if (rc == 2)
+                rc = 0;
         }
         if (rc != 0)
             return 1;
@@ -396,7 +429,9 @@ static const char *not_streamed(const sp_run_source *src, const sp_report_option
     if (sel && (sel->has_from || sel->has_to) &&
         sp_profile_meta_int(src->profile, "start_time_ns", &start) != 0)
         return "--from / --to without metadata start_time_ns (the origin is the first event)";
-    return sp_run_source_unstreamable(src);
+    /* MPI columns: the MPI tables read them after the pass
+     * (sp_report_mpi_build_stream) */
+    return sp_run_source_unstreamable_calls(src);
 }
 
 int sp_report_build_stream(const sp_run_source *src, const sp_report_options *options,

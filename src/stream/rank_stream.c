@@ -25,6 +25,10 @@
 #define MAX_WINDOW ((size_t)1 << 16)
 /* Thread indices counted for the thread table. */
 #define MAX_THREAD_SLOTS ((size_t)1 << 20)
+/* Lanes the in-memory reconstruction links in one sweep in time order (its
+ * lane map: at least 64 slots, kept half full), so that its first crossing
+ * is the stream's; with more it may group the calls by lane first. */
+#define SWEEP_LANES 32
 
 typedef struct run {
     uint64_t begin, end;      /* event positions in the file */
@@ -88,13 +92,20 @@ typedef struct stream_state {
     int64_t *thread_keys, *task_keys;
     size_t num_thread_keys, num_task_keys;
     row_check *checks;        /* per row of the rank */
-    size_t num_checks;
+    size_t num_checks, rank_rows;
+    int sum_rows;             /* statistics accumulated (checked or handed over) */
     const sp_call_visitor *visitor;
+    sp_stream_options opt;
     sp_rank_stream_info *info;
     char *why;
     size_t whylen;
     int visitor_failed;
     int scattered;            /* too many runs: replayed from memory */
+    /* rows_on_crossing: the first crossing, worded; the rest only checked */
+    int crossed;
+    char crossing[1024];
+    unsigned char *referenced; /* parent ids seen after the crossing */
+    uint64_t referenced_span;
 } stream_state;
 
 static int give_up(stream_state *st, const char *what)
@@ -396,6 +407,58 @@ static int note_call_id(stream_state *st, int64_t id)
     return 0;
 }
 
+/* After a crossing the stack no longer says who the parent is: the
+ * reader's own check remains, a parent id is -1 or a call id of the rank
+ * (checked against the seen ids at the end). */
+static int note_parent_id(stream_state *st, int64_t id)
+{
+    if (id == -1)
+        return 0;
+    if (id < 0)
+        return give_up(st, "a parent id that is no call id");
+    if ((uint64_t)id >= st->referenced_span) {
+        uint64_t span = st->referenced_span ? st->referenced_span : 64;
+        while (span <= (uint64_t)id)
+            span *= 2;
+        if (span > st->seen_limit)
+            return give_up(st, "parent ids too sparse to check in bounded memory");
+        unsigned char *grown = realloc(st->referenced, (size_t)(span / 8));
+        if (!grown)
+            return give_up(st, "out of memory");
+        memset(grown + st->referenced_span / 8, 0,
+               (size_t)((span - st->referenced_span) / 8));
+        st->referenced = grown;
+        st->referenced_span = span;
+    }
+    st->referenced[id >> 3] |= (unsigned char)(1u << (id & 7));
+    return 0;
+}
+
+/* Every parent id noted after the crossing names a call of the rank. */
+static int parents_are_calls(const stream_state *st)
+{
+    for (uint64_t b = 0; b < st->referenced_span / 8; b++) {
+        unsigned char seen = b < st->seen_span / 8 ? st->seen_ids[b] : 0;
+        if (st->referenced[b] & (unsigned char)~seen)
+            return 0;
+    }
+    return 1;
+}
+
+/* The first crossing: worded as sp_calls_build words it. */
+static void note_crossing(stream_state *st, const run *r, const cursor *c,
+                          const open_call *outer)
+{
+    const sp_profile *p = st->src->profile;
+    sp_call_ref in = {r->region, c->pos - r->row_offset, c->start - st->offset,
+                      c->end - st->offset};
+    sp_call_ref out = {outer->call.region, outer->call.call_index, outer->call.start,
+                       outer->call.end};
+    sp_calls_nesting_message(st->crossing, sizeof st->crossing, (const char *const *)p->names,
+                             p->num_names, &in, &out);
+    st->crossed = 1;
+}
+
 static int count_thread(stream_state *st, int64_t t, int64_t busy)
 {
     sp_rank_stream_info *info = st->info;
@@ -437,11 +500,13 @@ static int visit(stream_state *st, size_t k)
     const sp_profile *p = st->src->profile;
     if (c->end < c->start)
         return give_up(st, "a recorded call ends before it starts");
+    if (st->opt.event)
+        st->opt.event(st->opt.event_ctx, c->start, c->end);
     if (c->start - st->offset < st->info->first_start)
         st->info->first_start = c->start - st->offset;
     if (c->end - st->offset > st->info->last_end)
         st->info->last_end = c->end - st->offset;
-    if (sh->has_stats)
+    if (st->sum_rows)
         row_check_add(&st->checks[r->slot], c->start, c->end,
                       sh->has[SP_H5_COL_GPU] ? c->col[SP_H5_COL_GPU][i] : -1);
     if (sh->has[SP_H5_COL_THREAD] && p->has_thread_table &&
@@ -458,6 +523,10 @@ static int visit(stream_state *st, size_t k)
                          ? c->end - c->start
                          : 0))
         return 1;
+    if (st->crossed)
+        return sh->has[SP_H5_COL_CALL] && sh->has[SP_H5_COL_PARENT]
+                   ? note_parent_id(st, parent_id)
+                   : 0;
 
     int64_t lane = st->src->any_thread ? sp_lane_id(thread, task) : -1;
     int64_t select_lane =
@@ -477,8 +546,14 @@ static int visit(stream_state *st, size_t k)
             return -1;
     }
     const open_call *parent = ls->depth ? &ls->calls[ls->depth - 1] : NULL;
-    if (parent && e - st->offset > parent->call.end)
-        return give_up(st, "recorded calls are not properly nested");
+    if (parent && e - st->offset > parent->call.end) {
+        if (!st->opt.rows_on_crossing || st->num_lanes > SWEEP_LANES)
+            return give_up(st, "recorded calls are not properly nested");
+        note_crossing(st, r, c, parent);
+        return sh->has[SP_H5_COL_CALL] && sh->has[SP_H5_COL_PARENT]
+                   ? note_parent_id(st, parent_id)
+                   : 0;
+    }
     if (sh->has[SP_H5_COL_CALL] && st->src->any_parent &&
         parent_id != (parent ? parent->call_id : -1))
         return give_up(st, "stored parent ids disagree with the recorded times");
@@ -581,7 +656,8 @@ static int merge_runs(stream_state *st)
         }
         sift_down(st->heap, st->heap_len, 0);
     }
-    for (size_t l = 0; l < st->num_lanes; l++)
+    /* After a crossing the calls still open are dropped with the others. */
+    for (size_t l = 0; l < st->num_lanes && !st->crossed; l++)
         while (st->lanes[l].depth)
             if (pop(st, &st->lanes[l]))
                 return -1;
@@ -591,6 +667,8 @@ static int merge_runs(stream_state *st)
     for (size_t r = 0; sh->has_stats && r < st->num_checks; r++)
         if (!row_check_agrees(&st->checks[r]))
             return give_up(st, "summary_statistics disagree with the events");
+    if (st->crossed && !parents_are_calls(st))
+        return give_up(st, "a parent id that is no call id of the rank");
     return 0;
 }
 
@@ -663,6 +741,8 @@ static int replay_in_memory(stream_state *st, const char *path)
                                .call_index = calls.call_index[i],
                                .start = calls.start[i] + shift, .end = calls.end[i] + shift};
         call.select_lane = call.lane;
+        if (st->opt.event)
+            st->opt.event(st->opt.event_ctx, call.start + st->offset, call.end + st->offset);
         if (call.start < info->first_start)
             info->first_start = call.start;
         if (call.end > info->last_end)
@@ -714,10 +794,32 @@ static int replay_in_memory(stream_state *st, const char *path)
     return rc;
 }
 
+/* A rank that does not nest, read to its end: 2 with its rows' numbers, as
+ * the in-memory path shows it; 1 when its rows are not all in this file. */
+static int rows_of_crossed_rank(stream_state *st)
+{
+    if (st->num_checks != st->rank_rows)
+        return give_up(st, "rows of the rank in several files");
+    sp_rank_stream_info *info = st->info;
+    info->row_durations = malloc((st->num_checks + 1) * sizeof *info->row_durations);
+    if (!info->row_durations)
+        return give_up(st, "out of memory");
+    info->num_rows = st->num_checks;
+    for (size_t r = 0; r < st->num_checks; r++) {
+        const row_check *c = &st->checks[r];
+        info->row_durations[r][0] = c->started ? c->total : 0;
+        info->row_durations[r][1] = c->started ? c->minimum : 0;
+        info->row_durations[r][2] = c->started ? c->maximum : 0;
+    }
+    snprintf(st->why, st->whylen, "%s", st->crossing);
+    return 2;
+}
+
 void sp_rank_stream_info_free(sp_rank_stream_info *info)
 {
     free(info->thread_calls);
     free(info->thread_busy);
+    free(info->row_durations);
     memset(info, 0, sizeof *info);
 }
 
@@ -725,11 +827,20 @@ int sp_stream_rank(const sp_run_source *src, uint32_t rank, int64_t clock_offset
                    const sp_call_visitor *visitor, sp_rank_stream_info *info, char *why,
                    size_t whylen)
 {
+    return sp_stream_rank_with(src, rank, clock_offset, visitor, NULL, info, why, whylen);
+}
+
+int sp_stream_rank_with(const sp_run_source *src, uint32_t rank, int64_t clock_offset,
+                        const sp_call_visitor *visitor, const sp_stream_options *options,
+                        sp_rank_stream_info *info, char *why, size_t whylen)
+{
     memset(info, 0, sizeof *info);
     info->first_start = INT64_MAX;
     info->last_end = INT64_MIN;
     stream_state st = {.src = src, .rank = rank, .offset = clock_offset, .visitor = visitor,
                        .info = info, .why = why, .whylen = whylen};
+    if (options)
+        st.opt = *options;
     const sp_profile *p = src->profile;
     long file = -1;
     for (size_t r = 0; r < p->num_rows && file < 0; r++)
@@ -760,6 +871,8 @@ int sp_stream_rank(const sp_run_source *src, uint32_t rank, int64_t clock_offset
     st.checks = calloc(rows + 1, sizeof *st.checks);
     if (rc == 0 && !st.checks)
         rc = give_up(&st, "out of memory");
+    st.rank_rows = rows;
+    st.sum_rows = st.shape->has_stats || st.opt.rows_on_crossing;
     for (size_t r = 0; rc == 0 && r < p->num_rows; r++)
         if (p->rows[r].rank == rank && src->row_file[r] == (size_t)file) {
             st.checks[st.num_checks].row = &p->rows[r];
@@ -777,6 +890,8 @@ int sp_stream_rank(const sp_run_source *src, uint32_t rank, int64_t clock_offset
     }
     if (st.visitor_failed)
         rc = -1;
+    else if (rc == 0 && st.crossed)
+        rc = rows_of_crossed_rank(&st);
     sp_h5_event_reader_close(st.reader);
     free(st.runs);
     free(st.cursors);
@@ -786,6 +901,7 @@ int sp_stream_rank(const sp_run_source *src, uint32_t rank, int64_t clock_offset
         free(st.lanes[l].calls);
     free(st.lanes);
     free(st.seen_ids);
+    free(st.referenced);
     free(st.checks);
     free(st.thread_keys);
     free(st.task_keys);

@@ -64,12 +64,20 @@ static int duplicate_rows(const sp_run_source *src)
     return dup;
 }
 
-const char *sp_run_source_unstreamable(const sp_run_source *src)
+const char *sp_run_source_unstreamable_calls(const sp_run_source *src)
 {
     if (src->profile->aggregate)
         return "aggregate layout";
     if (duplicate_rows(src))
         return "two rows for one rank and region";
+    return NULL;
+}
+
+const char *sp_run_source_unstreamable(const sp_run_source *src)
+{
+    const char *why = sp_run_source_unstreamable_calls(src);
+    if (why)
+        return why;
     for (size_t i = 0; i < src->num_paths; i++)
         if (src->shapes[i].has_other)
             return "MPI columns";

@@ -240,9 +240,10 @@ typedef struct ev {
     int64_t start_us, end_us, thread;
 } ev;
 
-/* One rank's file; times given in µs. */
-static void write_rank(const char *name, uint32_t rank, const ev *evs, size_t n,
-                       const char *const *threads)
+/* One rank's profile; times given in µs.  Events are grouped in rows by
+ * region, regions in order of first appearance. */
+static sp_profile *rank_profile(uint32_t rank, const ev *evs, size_t n,
+                                const char *const *threads)
 {
     sp_profile *p = sp_profile_new();
     p->start = malloc(n * sizeof *p->start);
@@ -292,9 +293,21 @@ static void write_rank(const char *name, uint32_t rank, const ev *evs, size_t n,
     sp_profile_set_meta_int(p, "mpi_size", 2);
     sp_profile_set_meta_int(p, "mpi_rank", rank);
     sp_profile_set_meta_string(p, "label", "demo");
+    return p;
+}
+
+static void write_profile(const char *name, sp_profile *p)
+{
     char err[512];
     cr_assert_eq(sp_h5_write(in_dir(name), p, err, sizeof err), 0, "%s", err);
     sp_profile_free(p);
+}
+
+/* One rank's file; times given in µs. */
+static void write_rank(const char *name, uint32_t rank, const ev *evs, size_t n,
+                       const char *const *threads)
+{
+    write_profile(name, rank_profile(rank, evs, n, threads));
 }
 
 /* rank 0: main [0,1000] > solve [100,400], solve [500,900], io [950,1000];
@@ -1142,26 +1155,58 @@ Test(cli, report_streamed_equals_in_memory)
     result_free(&m);
 }
 
-/* Two rank files, one not nested: the streamed attempt hands over, and the
- * warning and numbers are those of the in-memory path. */
-Test(cli, report_streamed_falls_back_on_a_rank_that_does_not_nest)
+/* stderr of a streamed run (its trace line first) against the in-memory one */
+static void expect_streamed_err(const char *streamed, const char *in_memory, const char *what)
+{
+    static const char trace_line[] = "scopeprof report: streamed\n";
+    cr_expect_eq(strncmp(streamed, trace_line, strlen(trace_line)), 0, "%s: %s", what, streamed);
+    if (!strncmp(streamed, trace_line, strlen(trace_line)))
+        cr_expect_str_eq(streamed + strlen(trace_line), in_memory, "%s", what);
+}
+
+/* Rank files, one not nested (rank 1: a crossing on each lane, the worker's
+ * first): that rank streams too and is shown from its rows, the others
+ * keep their trees; warning, numbers and tables are the in-memory path's,
+ * with every option that changes what the rank contributes. */
+Test(cli, report_streams_a_rank_that_does_not_nest)
 {
     write_run();
-    static const ev bad[] = {{"main", 0, 1000, 0}, {"solve", 500, 1500, 0}};
-    write_rank("run_rank00001.h5", 1, bad, 2, (const char *const[]){"MainThread", NULL});
+    static const ev bad[] = {{"main", 0, 1000, 0},  {"solve", 500, 1500, 0},
+                             {"io", 100, 200, 1},   {"assemble", 150, 300, 1},
+                             {"solve", 1600, 1700, 1}};
+    write_rank("run_rank00001.h5", 1, bad, 5,
+               (const char *const[]){"MainThread", "worker", NULL});
+    static const ev r2[] = {{"main", 0, 3000, 0}, {"solve", 100, 2900, 0}};
+    write_rank("run_rank00002.h5", 2, r2, 2, (const char *const[]){"MainThread", NULL});
     static const char *const trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
     static const char *const memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
-    const char *const args[] = {"report", "-j", "2", "run_rank00000.h5", "run_rank00001.h5",
-                                NULL};
-    result s = run_env(args, trace);
-    result m = run_env(args, memory);
-    cr_assert_eq(s.status, m.status);
-    cr_expect_neq(strstr(s.err, "in memory: rank 1: recorded calls are not properly nested"),
-                  NULL, "%s", s.err);
-    cr_expect_neq(strstr(s.err, m.err), NULL, "%s\n---\n%s", s.err, m.err);
-    cr_expect_str_eq(s.out, m.out);
-    result_free(&s);
-    result_free(&m);
+    const char *const variants[][12] = {
+        {"report", "-j", "1", "run_rank00000.h5", "run_rank00001.h5", "run_rank00002.h5", NULL},
+        {"report", "-j", "2", "run_rank00000.h5", "run_rank00001.h5", "run_rank00002.h5", NULL},
+        {"report", "-j", "2", ".", "--format", "json", NULL},
+        {"report", "-j", "1", ".", "--format", "csv", "--flat", NULL},
+        {"report", "-j", "1", ".", "--from", "0.0002", "--to", "0.0012", NULL},
+        {"report", "-j", "2", ".", "--exclude", "io", "--min-duration", "0.0001", NULL},
+        {"report", "-j", "1", ".", "--ranks", "1", "--threads", NULL},
+        {"report", "-j", "1", ".", "--ranks", "0,2", NULL},
+    };
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+        result s = run_env(variants[v], trace), m = run_env(variants[v], memory);
+        cr_assert_eq(s.status, m.status, "variant %zu: %s", v, s.err);
+        cr_expect_eq(s.status, 0, "variant %zu: %s", v, s.err);
+        char what[32];
+        snprintf(what, sizeof what, "variant %zu", v);
+        expect_streamed_err(s.err, m.err, what);
+        if (v < 2 || v == 6)
+            cr_expect_neq(strstr(s.err, "rank 1: recorded calls are not properly nested: "
+                                        "'assemble' call 0"),
+                          NULL, "%s: %s", what, s.err);
+        if (v == 7)
+            cr_expect_eq(strstr(s.err, "warning"), NULL, "%s: %s", what, s.err);
+        cr_expect_str_eq(s.out, m.out, "%s", what);
+        result_free(&s);
+        result_free(&m);
+    }
     /* validate requires nesting: the checker's problem line, either way */
     const char *const check[] = {"validate", "run_rank00001.h5", NULL};
     static const char *const checker[] = {"SCOPEPROF_VALIDATE_IN_MEMORY=1", NULL};
@@ -1172,6 +1217,75 @@ Test(cli, report_streamed_falls_back_on_a_rank_that_does_not_nest)
     cr_expect_str_eq(vs.err, vm.err);
     result_free(&vs);
     result_free(&vm);
+}
+
+/* Files in the Python package's layout without summary statistics (the
+ * reader computes them from the events, the skeleton cannot): the rows of
+ * a rank that does not nest take their durations from its events. */
+Test(cli, report_streams_ranks_that_do_not_nest_from_files_without_statistics)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 %s/../scripts/bench/merge/gen_ranks.py %s/cross 3 41 --crossing",
+             TEST_SOURCE_DIR, dir);
+    cr_assert_eq(system(cmd), 0, "gen_ranks.py failed");
+    static const char *const trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
+    const char *const variants[][8] = {
+        {"report", "-j", "1", "cross", NULL},
+        {"report", "-j", "2", "cross", "--format", "json", NULL},
+    };
+    for (size_t v = 0; v < 2; v++) {
+        result s = run_env(variants[v], trace), m = run_env(variants[v], memory);
+        cr_assert_eq(s.status, 0, "%s", s.err);
+        cr_assert_eq(m.status, 0, "%s", m.err);
+        expect_streamed_err(s.err, m.err, v ? "json" : "text");
+        cr_expect_neq(strstr(s.err, "rank 2: recorded calls are not properly nested"), NULL,
+                      "%s", s.err);
+        cr_expect_str_eq(s.out, m.out);
+        result_free(&s);
+        result_free(&m);
+    }
+}
+
+/* Stored call and parent ids (the shim's files): before the crossing the
+ * stream checks them against the stack, after it as the reader does (a
+ * parent id is -1 or a call of the rank).  A parent id naming no call is
+ * the reader's problem: the same refusal on both paths. */
+Test(cli, report_of_a_rank_that_does_not_nest_checks_its_parent_ids)
+{
+    static const ev evs[] = {{"main", 0, 1000, 0}, {"io", 100, 200, 0}, {"solve", 500, 1500, 0}};
+    for (int damaged = 0; damaged < 2; damaged++) {
+        sp_profile *p = rank_profile(0, evs, 3, (const char *const[]){"MainThread", NULL});
+        p->call_ids = malloc(3 * sizeof *p->call_ids);
+        p->parent_ids = malloc(3 * sizeof *p->parent_ids);
+        /* events in row order: main, io, solve */
+        static const int64_t ids[] = {0, 1, 2}, parents[] = {-1, 0, 0};
+        for (int k = 0; k < 3; k++) {
+            p->call_ids[k] = ids[k];
+            p->parent_ids[k] = parents[k];
+        }
+        if (damaged)
+            p->parent_ids[2] = 7;
+        write_profile("ids.h5", p);
+        static const char *const trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
+        static const char *const memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
+        const char *const args[] = {"report", "ids.h5", NULL};
+        result s = run_env(args, trace), m = run_env(args, memory);
+        cr_assert_eq(s.status, m.status, "%s", s.err);
+        cr_expect_str_eq(s.out, m.out);
+        if (damaged) {
+            cr_expect_neq(m.status, 0);
+            cr_expect_neq(strstr(s.err, m.err), NULL, "%s\n---\n%s", s.err, m.err);
+            cr_expect_neq(strstr(s.err, "in memory: "), NULL, "%s", s.err);
+        } else {
+            cr_expect_eq(s.status, 0, "%s", s.err);
+            expect_streamed_err(s.err, m.err, "ids");
+            cr_expect_neq(strstr(s.err, "not properly nested"), NULL, "%s", s.err);
+        }
+        result_free(&s);
+        result_free(&m);
+    }
 }
 
 /* --jobs: worker processes over the rank files, results in rank order, so

@@ -175,13 +175,15 @@ static void run_calls(struct harness_run *run, const char *family, const char *p
     cr_assert_eq(harness_count_files(run, "*.h5"), N, "stderr:\n%s", run->err);
 }
 
-/* `scopeprof ARGS... <the run's rank files>` in the run's directory. */
-static void scopeprof_on_run(const struct harness_run *run, struct harness_run *out,
-                             const char *const *args)
+/* `VAR=VALUE scopeprof ARGS... <the run's rank files>` in the run's
+ * directory (env: "" or one assignment). */
+static void scopeprof_on_run_env(const struct harness_run *run, struct harness_run *out,
+                                 const char *env, const char *const *args)
 {
     char script[1024];
-    snprintf(script, sizeof script, "cd '%s' && exec \"$0\" \"$@\" scope_profile_rank*.h5",
-             run->dir);
+    snprintf(script, sizeof script,
+             "cd '%s' && %s%s%sexec \"$0\" \"$@\" scope_profile_rank*.h5", run->dir,
+             env[0] ? "export " : "", env, env[0] ? " && " : "");
     const char *argv[16] = {"/bin/sh", "-c", script, SCOPEPROF_EXE};
     int n = 4;
     for (int i = 0; args[i] && n < 15; i++)
@@ -189,6 +191,34 @@ static void scopeprof_on_run(const struct harness_run *run, struct harness_run *
     argv[n] = NULL;
     cr_assert_eq(harness_run(out, argv, NULL, 0), 0);
     cr_assert_eq(out->exit_code, 0, "scopeprof %s failed:\n%s", args[0], out->err);
+}
+
+static void scopeprof_on_run(const struct harness_run *run, struct harness_run *out,
+                             const char *const *args)
+{
+    scopeprof_on_run_env(run, out, "", args);
+}
+
+/* The streamed report (its MPI tables read from the files in windows)
+ * gives the in-memory path's bytes, with and without workers and a rank
+ * selection. */
+static void report_streamed_equals_in_memory(const struct harness_run *run)
+{
+    const char *const variants[][6] = {
+        {"report", NULL},
+        {"report", "--mpi", "-j", "2", NULL},
+        {"report", "--mpi", "--ranks-table", "--ranks", "1,3", NULL},
+    };
+    for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
+        struct harness_run s, m;
+        scopeprof_on_run_env(run, &s, "SCOPEPROF_REPORT_TRACE=1", variants[v]);
+        scopeprof_on_run_env(run, &m, "SCOPEPROF_REPORT_IN_MEMORY=1", variants[v]);
+        cr_expect_str_eq(s.err, "scopeprof report: streamed\n", "variant %zu", v);
+        cr_expect_neq(strstr(s.out, "MPI per rank"), NULL, "variant %zu:\n%s", v, s.out);
+        cr_expect_str_eq(s.out, m.out, "variant %zu", v);
+        harness_run_free(&s);
+        harness_run_free(&m);
+    }
 }
 
 static void check_calls(const char *family)
@@ -221,6 +251,7 @@ static void check_calls(const char *family)
         cr_assert_not_null(strstr(report.out, wanted[i]), "no '%s' in the report:\n%s",
                            wanted[i], report.out);
     harness_run_free(&report);
+    report_streamed_equals_in_memory(&run);
     harness_run_free(&run);
 }
 
@@ -484,6 +515,8 @@ static void check_spilled(const char *family)
         check_region(p, r, "MPI_Wait", 4, wait);
         sp_profile_free(p);
     }
+    /* 40,000 MPI_Test calls per rank: rows of several windows */
+    report_streamed_equals_in_memory(&run);
     harness_run_free(&run);
 }
 

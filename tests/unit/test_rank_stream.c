@@ -175,3 +175,93 @@ Test(rank_stream, a_row_in_reverse_time_order_is_sorted_in_memory_and_replayed)
     free(e);
     cr_assert_eq(stream_matches_memory(p, "scattered"), 0);
 }
+
+/* rows_on_crossing: the rank is read to its end (2), its first crossing
+ * worded as the in-memory reconstruction words it, its rows' durations and
+ * counts as its events give them.  Returns the stream's result. */
+static int stream_rows_only(sp_profile *p, const char *tag, int64_t (*want)[3])
+{
+    char dir[64], path[160], err[1024];
+    make_temp_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/%s.h5", dir, tag);
+    cr_assert_eq(sp_h5_write(path, p, err, sizeof err), 0, "%s", err);
+    size_t rows = p->num_rows;
+    uint64_t events = p->num_events;
+    sp_profile_free(p);
+    sp_run_source src;
+    const char *args[] = {path};
+    cr_assert_eq(sp_run_source_open(&src, args, 1, err, sizeof err), 0, "%s", err);
+    recorder rec = {0};
+    sp_call_visitor v = {rec_enter, rec_exit, &rec};
+    sp_stream_options so = {NULL, NULL, 1};
+    sp_rank_stream_info info;
+    char why[1024] = "";
+    int rc = sp_stream_rank_with(&src, 0, 0, &v, &so, &info, why, sizeof why);
+    sp_profile *full = sp_h5_read(path, err, sizeof err);
+    cr_assert_not_null(full, "%s", err);
+    sp_calls calls;
+    cr_assert_eq(sp_rank_calls(full, 0, &calls, err, sizeof err), -1);
+    if (rc == 2) {
+        /* "<file>: rank 0: <the reconstruction's message>" */
+        char want_msg[1200];
+        snprintf(want_msg, sizeof want_msg, "%s: rank 0: %s", path, why);
+        cr_assert_str_eq(err, want_msg);
+        cr_assert_eq(info.calls, events);
+        cr_assert_eq(info.num_rows, rows);
+        for (size_t r = 0; r < rows; r++)
+            for (int k = 0; k < 3; k++)
+                cr_assert_eq(info.row_durations[r][k], want[r][k], "row %zu value %d", r, k);
+    }
+    sp_rank_stream_info_free(&info);
+    free(rec.calls);
+    sp_profile_free(full);
+    sp_run_source_close(&src);
+    remove_tree(dir);
+    return rc;
+}
+
+Test(rank_stream, a_rank_that_does_not_nest_is_read_to_its_end_with_rows_on_crossing)
+{
+    /* lane 0: a [0,100] with b [50,150] crossing it at 50; lane 1:
+     * c [10,40] with d [20,60] crossing it at 20, the first crossing in
+     * time order (the one the in-memory sweep names) */
+    int64_t as[] = {0, 200}, ae[] = {100, 210}, bs[] = {50, 300}, be[] = {150, 330};
+    int64_t cs[] = {10}, ce[] = {40}, ds[] = {20, 400}, de[] = {60, 401};
+    sp_profile *p = simple_profile("a", 0, as, ae, 2);
+    add_row(p, "b", 0, bs, be, 2);
+    add_row(p, "c", 0, cs, ce, 1);
+    add_row(p, "d", 0, ds, de, 2);
+    p->thread_ids = malloc(p->num_events * sizeof *p->thread_ids);
+    for (size_t r = 0; r < p->num_rows; r++)
+        for (uint64_t j = 0; j < p->rows[r].count; j++)
+            p->thread_ids[p->rows[r].offset + j] = r < 2 ? 0 : 1;
+    int64_t want[4][3] = {{110, 10, 100}, {130, 30, 100}, {30, 30, 30}, {41, 1, 40}};
+    cr_assert_eq(stream_rows_only(p, "crossing", want), 2);
+}
+
+Test(rank_stream, without_rows_on_crossing_or_with_many_lanes_a_crossing_gives_up)
+{
+    int64_t as[] = {0}, ae[] = {10}, bs[] = {5}, be[] = {15};
+    sp_profile *p = simple_profile("a", 0, as, ae, 1);
+    add_row(p, "b", 0, bs, be, 1);
+    cr_assert_eq(stream_matches_memory(p, "plain"), 1);
+    /* 40 lanes seen before the crossing: the in-memory path may group the
+     * calls by lane and name another crossing, so the stream hands over */
+    enum { L = 40 };
+    int64_t ls[L + 1], le[L + 1], xs[] = {47}, xe[] = {60};
+    for (int k = 0; k < L; k++) {
+        ls[k] = k;
+        le[k] = k + 1;
+    }
+    ls[L] = 45;
+    le[L] = 50;
+    p = simple_profile("lane", 0, ls, le, L + 1);
+    add_row(p, "cross", 0, xs, xe, 1); /* [47,60] crosses lane 0's [45,50] */
+    p->thread_ids = malloc(p->num_events * sizeof *p->thread_ids);
+    for (int k = 0; k < L; k++)
+        p->thread_ids[k] = k;
+    p->thread_ids[L] = 0;
+    p->thread_ids[L + 1] = 0;
+    int64_t none[2][3] = {{0}};
+    cr_assert_eq(stream_rows_only(p, "lanes", none), 1);
+}

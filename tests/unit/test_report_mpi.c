@@ -2,10 +2,14 @@
  * profile of 3 ranks: time in MPI, late-arrival waits and who arrived last,
  * bytes, message sizes and the traffic matrix. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "scopeprof/h5.h"
 #include "scopeprof/report.h"
+#include "scopeprof/stream.h"
 
 typedef struct ev {
     uint32_t rank;
@@ -193,4 +197,94 @@ Test(report_mpi, absent)
     cr_assert_eq(m.num_calls, 0);
     sp_report_free(&r);
     sp_profile_free(p);
+}
+
+/* ---- the streamed tables (report_mpi_stream.c) ----------------------------- */
+
+static void expect_same_tables(const sp_report_mpi *s, const sp_report_mpi *m)
+{
+    cr_assert_eq(s->num_ranks, m->num_ranks);
+    for (size_t i = 0; i < m->num_ranks; i++) {
+        cr_expect_eq(s->ranks[i].rank, m->ranks[i].rank, "rank row %zu", i);
+        cr_expect_eq(s->ranks[i].calls, m->ranks[i].calls, "rank row %zu", i);
+        cr_expect_eq(s->ranks[i].mpi_ns, m->ranks[i].mpi_ns, "rank row %zu", i);
+        cr_expect_eq(s->ranks[i].wall_ns, m->ranks[i].wall_ns, "rank row %zu", i);
+        cr_expect_eq(s->ranks[i].wait_ns, m->ranks[i].wait_ns, "rank row %zu", i);
+        cr_expect_eq(s->ranks[i].sent_bytes, m->ranks[i].sent_bytes, "rank row %zu", i);
+        cr_expect_eq(s->ranks[i].recv_bytes, m->ranks[i].recv_bytes, "rank row %zu", i);
+    }
+    cr_assert_eq(s->num_calls, m->num_calls);
+    for (size_t i = 0; i < m->num_calls; i++)
+        cr_expect_eq(memcmp(&s->calls[i], &m->calls[i], sizeof m->calls[i]), 0, "call %zu", i);
+    cr_expect_eq(memcmp(s->p2p_messages, m->p2p_messages, sizeof m->p2p_messages), 0);
+    cr_expect_eq(memcmp(s->p2p_bytes, m->p2p_bytes, sizeof m->p2p_bytes), 0);
+    cr_expect_eq(memcmp(s->collective_calls, m->collective_calls, sizeof m->collective_calls),
+                 0);
+    cr_assert_eq(s->matrix_blocks, m->matrix_blocks);
+    cr_expect_eq(memcmp(s->matrix, m->matrix,
+                        m->matrix_blocks * m->matrix_blocks * sizeof *m->matrix),
+                 0);
+}
+
+/* Rows longer than a window (16,384 events), and collective rows out of
+ * start order with equal starts on two communicators (sorted whole, as the
+ * in-memory path's stable sort orders them): the same numbers read from
+ * the file in windows as from the run in memory. */
+Test(report_mpi, streamed_tables_equal_in_memory)
+{
+    enum { BIG = 40000, COLL = 3000 };
+    size_t fixed = sizeof events / sizeof *events, n = fixed + 3 * BIG + 3 * COLL;
+    ev *evs = malloc(n * sizeof *evs);
+    memcpy(evs, events, sizeof events);
+    size_t k = fixed;
+    for (uint32_t r = 0; r < 3; r++) {
+        for (int i = 0; i < BIG; i++) /* in time order: read in windows */
+            evs[k++] = (ev){r, "MPI_Isend", 2000 + i * 10, 2003 + i * 10 + (i % 7), 64 << (i % 12),
+                            -1, (int64_t)((r + 1 + (unsigned)i) % 3), 0};
+        for (int i = 0; i < COLL; i++) { /* backwards; rank 0: pairs of equal starts */
+            int64_t t = 900000 - (r == 0 ? (i / 2) * 50 : i * 25);
+            evs[k++] = (ev){r, "MPI_Bcast", t, t + 5 + (i * 7 + (int)r * 3) % 40, 16, 16, 0,
+                            (i / 2) % 2 ? 5 : 0};
+        }
+    }
+    sp_profile *p = build(evs, n);
+    free(evs);
+    for (size_t i = 0; i < p->num_rows; i++) /* the ranks' main covers everything */
+        if (!strcmp(p->names[p->rows[i].region], "main"))
+            p->end[p->rows[i].offset] = 1000000;
+    for (size_t i = 0; i < p->num_rows; i++)
+        sp_summary_compute(p->start + p->rows[i].offset, p->end + p->rows[i].offset, NULL,
+                           p->rows[i].count, &p->rows[i].stats);
+    char dir[] = "/tmp/report_mpi_XXXXXX", path[64], err[512];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/run.h5", dir);
+    cr_assert_eq(sp_h5_write(path, p, err, sizeof err), 0, "%s", err);
+    sp_profile_free(p);
+
+    const char *args[] = {path};
+    sp_profile *full = sp_load_run(args, 1, err, sizeof err);
+    cr_assert_not_null(full, "%s", err);
+    sp_report mr;
+    cr_assert_eq(sp_report_build(full, NULL, &mr, err, sizeof err), 0, "%s", err);
+    sp_report_mpi mm;
+    cr_assert_eq(sp_report_mpi_build(&mr, &mm), 1);
+
+    sp_run_source src;
+    cr_assert_eq(sp_run_source_open(&src, args, 1, err, sizeof err), 0, "%s", err);
+    sp_report sr;
+    sp_report_options opt = {.jobs = 1};
+    cr_assert_eq(sp_report_build_stream(&src, &opt, &sr, err, sizeof err), 0, "%s", err);
+    sp_report_mpi sm;
+    cr_assert_eq(sp_report_mpi_build_stream(&sr, &src, &sm), 1);
+    expect_same_tables(&sm, &mm);
+    cr_expect_gt(mm.ranks[0].wait_ns, 0);
+
+    sp_report_mpi_free(&sm);
+    sp_report_mpi_free(&mm);
+    sp_report_free(&sr);
+    sp_report_free(&mr);
+    sp_run_source_close(&src);
+    sp_profile_free(full);
+    remove(path);
+    rmdir(dir);
 }
