@@ -94,6 +94,7 @@ typedef struct sp_h5_event_shape {
     int has[SP_H5_COL_N];     /* which of the columns above exist */
     int has_other;            /* an MPI column exists */
     int has_fork;             /* fork_parent_ids exists */
+    int has_await;            /* await_ns exists (not read by the stream) */
     int has_stats;            /* rows carry the file's summary_statistics */
     uint64_t chunk;           /* elements per chunk of the start column; 0 contiguous */
 } sp_h5_event_shape;
