@@ -85,7 +85,11 @@ enum {
     SP_H5_COL_PARENT,
     SP_H5_COL_THREAD,
     SP_H5_COL_TASK,
-    SP_H5_COL_N
+    SP_H5_COL_N,
+    /* read by the streamed json export only (opened at their first read) */
+    SP_H5_COL_AWAIT = SP_H5_COL_N,
+    SP_H5_COL_FORK,
+    SP_H5_COL_ALL
 };
 
 typedef struct sp_h5_event_shape {

@@ -254,6 +254,7 @@ static int stream_format(format fmt, FILE *out, const sp_run_source *src,
     case CHROME: return sp_export_chrome_stream(out, src, options, why, whylen);
     case SPEEDSCOPE: return sp_export_speedscope_stream(out, src, options, why, whylen);
     case CSV: return sp_export_csv_stream(out, src, options, why, whylen);
+    case JSON: return sp_export_json_stream(out, src, options, why, whylen);
     default: snprintf(why, whylen, "this format is not on the stream"); return 1;
     }
 }
@@ -264,7 +265,7 @@ static int stream_format(format fmt, FILE *out, const sp_run_source *src,
  * not take it, a file has a problem, or SCOPEPROF_EXPORT_IN_MEMORY=1 (the
  * tests compare both).  A perfetto trace is written as it streams, so a late
  * problem means starting again: only into a file, not '-'; folded writes
- * once every rank has streamed; chrome, speedscope and csv make every check
+ * once every rank has streamed; chrome, speedscope, csv and json make every check
  * before their first byte (export_stream.h), so after it a failure is final. */
 static int export_streamed(format fmt, const char *path, const char **files, size_t num_files,
                            const sp_export_options *options)
@@ -272,7 +273,7 @@ static int export_streamed(format fmt, const char *path, const char **files, siz
     const char *force = getenv("SCOPEPROF_EXPORT_IN_MEMORY");
     const char *trace = getenv("SCOPEPROF_EXPORT_TRACE");
     int to_stdout = !strcmp(path, "-");
-    int checks_first = fmt == CHROME || fmt == SPEEDSCOPE || fmt == CSV;
+    int checks_first = fmt == CHROME || fmt == SPEEDSCOPE || fmt == CSV || fmt == JSON;
     if ((force && !strcmp(force, "1")) ||
         (fmt != PERFETTO && fmt != FOLDED && !checks_first) || (fmt == PERFETTO && to_stdout))
         return -1;

@@ -116,6 +116,16 @@ ALL.append(("synthetic-nostats", without_stats(synthetic, "synthetic")))
 # two runs' worth of files in one export: the rank files of basic and threads
 # are each rank 0 of their own run, so they are refused alike both ways
 
+# Large enough for csv's spill file to write windows out while calls are
+# open (65,536 values a window): 300,000 calls of make_big_profile.py, 2 ranks.
+big = os.path.join(d, "big.h5")
+subprocess.run(["/usr/bin/python3", os.path.join(os.path.dirname(__file__), "make_big_profile.py"),
+                big, "300000", "2"], check=True, stdout=subprocess.DEVNULL)
+for fmt in FORMATS:
+    if not compare("big", fmt, [big]):
+        fail(f"big: export {fmt} did not stream")
+compare("big", "csv", [big], ["--exclude", "step"])
+
 SELECTIONS = (["--include", "solve|setup|inner|job|work"], ["--exclude", "main|outer|session"],
               ["--min-duration", "0.000000002"], ["--lanes=MainThread"], ["--ranks", "1"],
               ["--from", "0.00001", "--to", "0.05"])
