@@ -263,19 +263,20 @@ static int stream_format(format fmt, FILE *out, const sp_run_source *src,
  * in bounded memory.  Returns the exit status, or -1 when this run goes
  * through the in-memory path (which words every problem): the stream does
  * not take it, a file has a problem, or SCOPEPROF_EXPORT_IN_MEMORY=1 (the
- * tests compare both).  A perfetto trace is written as it streams, so a late
- * problem means starting again: only into a file, not '-'; folded writes
- * once every rank has streamed; chrome, speedscope, csv and json make every check
- * before their first byte (export_stream.h), so after it a failure is final. */
+ * tests compare both).  A perfetto trace is written as it streams: into a
+ * file, a late problem truncates it and starts again in memory; on '-' every
+ * rank is checked first.  folded writes once every rank has streamed;
+ * chrome, speedscope, csv and json check every rank before their first
+ * byte (export_stream.h).  On '-', a failure after the first byte is final. */
 static int export_streamed(format fmt, const char *path, const char **files, size_t num_files,
                            const sp_export_options *options)
 {
     const char *force = getenv("SCOPEPROF_EXPORT_IN_MEMORY");
     const char *trace = getenv("SCOPEPROF_EXPORT_TRACE");
     int to_stdout = !strcmp(path, "-");
-    int checks_first = fmt == CHROME || fmt == SPEEDSCOPE || fmt == CSV || fmt == JSON;
-    if ((force && !strcmp(force, "1")) ||
-        (fmt != PERFETTO && fmt != FOLDED && !checks_first) || (fmt == PERFETTO && to_stdout))
+    int checks_first = fmt == CHROME || fmt == SPEEDSCOPE || fmt == CSV || fmt == JSON ||
+                       (fmt == PERFETTO && to_stdout);
+    if ((force && !strcmp(force, "1")) || (fmt != PERFETTO && fmt != FOLDED && !checks_first))
         return -1;
     char why[1024] = "";
     sp_run_source src;

@@ -463,6 +463,7 @@ typedef struct stream_pass {
     size_t lane_index;
     int lane_started, rank_described;
     uint64_t calls;
+    uint64_t kept;               /* the first pass: kept calls of the rank */
 } stream_pass;
 
 static int note_lane(stream_pass *p, int64_t lane)
@@ -497,8 +498,10 @@ static int pass_enter(void *ctx, const sp_stream_call *call, int64_t parent, int
     *user = parent;
     if (!sp_stream_filter_keeps(&p->filter, call))
         return 0;
-    if (p->collecting)
+    if (p->collecting) {
+        p->kept++;
         return note_lane(p, call->lane) < 0 ? -1 : 0;
+    }
     if (call->lane != p->target)
         return 0;
     writer *w = p->w;
@@ -616,6 +619,17 @@ int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
         w->origin = stream_origin(src, with_stats, first);
     }
     sp_call_visitor visitor = {pass_enter, pass_exit, &p};
+    /* First every rank's lanes (a pass over it when it has thread ids, or
+     * always on standard output, which cannot be truncated and written
+     * again after a late problem), so that a problem is found before the
+     * first byte; then the lanes, one pass each. */
+    int64_t **rank_lanes = rc == 0 ? calloc((size_t)num_ranks + 1, sizeof *rank_lanes) : NULL;
+    size_t *rank_num_lanes = rc == 0 ? calloc((size_t)num_ranks + 1, sizeof *rank_num_lanes)
+                                     : NULL;
+    if (rc == 0 && (!rank_lanes || !rank_num_lanes))
+        rc = -1;
+    int check_first = w && (w->has_lanes || out == stdout);
+    uint64_t kept = 0;
     for (long k = 0; k < num_ranks && rc == 0; k++) {
         uint32_t rank = ranks[k];
         if (sp_stream_rank_file(src, rank) < 0)
@@ -623,21 +637,48 @@ int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
         p.rank = rank;
         sp_stream_filter_rank(&p.filter, rank);
         p.num_lanes = 0;
-        p.rank_described = 0;
-        if (w->has_lanes) {
+        if (check_first) {
             p.collecting = 1;
+            p.kept = 0;
             rc = stream_pass_run(&p, src, rank, &visitor, why, whylen);
             p.collecting = 0;
+            kept += p.kept;
+            if (!w->has_lanes && p.num_lanes) /* one lane: the calls are on -1 */
+                p.num_lanes = 1;
         } else if (note_lane(&p, -1) < 0) {
             rc = -1;
         }
-        for (size_t t = 0; t < p.num_lanes && rc == 0; t++) {
-            p.target = p.lanes[t];
+        if (rc == 0 && p.num_lanes) {
+            rank_lanes[k] = malloc(p.num_lanes * sizeof **rank_lanes);
+            if (!rank_lanes[k])
+                rc = -1;
+            else
+                memcpy(rank_lanes[k], p.lanes, p.num_lanes * sizeof **rank_lanes);
+            rank_num_lanes[k] = p.num_lanes;
+        }
+    }
+    if (rc == 0 && check_first && kept == 0) {
+        snprintf(why, whylen, "no calls: the in-memory path words it");
+        rc = 1;
+    }
+    for (long k = 0; k < num_ranks && rc == 0; k++) {
+        uint32_t rank = ranks[k];
+        p.rank = rank;
+        sp_stream_filter_rank(&p.filter, rank);
+        p.rank_described = 0;
+        for (size_t t = 0; t < rank_num_lanes[k] && rc == 0; t++) {
+            p.target = rank_lanes[k][t];
             p.lane_index = t;
             p.lane_started = 0;
             rc = stream_pass_run(&p, src, rank, &visitor, why, whylen);
+            if (rc > 0 && check_first)
+                rc = -1; /* checked before: bytes are out */
         }
     }
+    for (long k = 0; rank_lanes && k < num_ranks; k++)
+        free(rank_lanes[k]);
+    free(rank_lanes);
+    free(rank_num_lanes);
     if (w)
         flush(w);
     if (rc == 0 && w->failed)

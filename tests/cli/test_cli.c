@@ -1307,7 +1307,7 @@ Test(cli, export_streamed_falls_back_on_a_late_rank_that_does_not_nest)
     result_free(&fm);
 }
 
-/* chrome, speedscope, csv and json check every rank before their first
+/* chrome, speedscope, csv, json (and perfetto on stdout) check every rank before their first
  * byte (src/export/export_stream.h): a late rank that does not nest sends
  * them to the in-memory path even on standard output, which then gets
  * exactly the in-memory bytes and messages, nothing of a first try. */
@@ -1316,8 +1316,8 @@ Test(cli, export_streamed_to_stdout_checks_every_rank_first)
     write_run();
     static const char *const trace[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
     static const char *const memory[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
-    const char *const formats[] = {"chrome", "speedscope", "csv", "json"};
-    for (size_t k = 0; k < 4; k++) {
+    const char *const formats[] = {"chrome", "speedscope", "csv", "json", "perfetto"};
+    for (size_t k = 0; k < 5; k++) {
         const char *const args[] = {"export", formats[k], "run_rank00000.h5",
                                     "run_rank00001.h5", "-o", "-", NULL};
         result s = run_env(args, trace), m = run_env(args, memory);
@@ -1329,7 +1329,7 @@ Test(cli, export_streamed_to_stdout_checks_every_rank_first)
     }
     static const ev bad[] = {{"main", 0, 1000, 0}, {"solve", 500, 1500, 0}};
     write_rank("run_rank00001.h5", 1, bad, 2, (const char *const[]){"MainThread", NULL});
-    for (size_t k = 0; k < 4; k++) {
+    for (size_t k = 0; k < 5; k++) {
         const char *const args[] = {"export", formats[k], "run_rank00000.h5",
                                     "run_rank00001.h5", "-o", "-", NULL};
         result s = run_env(args, trace), m = run_env(args, memory);

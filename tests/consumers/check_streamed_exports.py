@@ -16,7 +16,7 @@ import subprocess
 from common import SCOPEPROF, fail, inputs, workdir
 
 d = workdir("streamed")
-FORMATS = ("chrome", "speedscope", "csv", "json")
+FORMATS = ("chrome", "speedscope", "csv", "json")  # (and perfetto to stdout, at the end)
 STREAMED = set()  # (format, input) that streamed with no selection
 
 
@@ -113,6 +113,23 @@ for name, argv in (("tasks", ["threads_tasks"]), ("fibers", ["fibers"]),
         ALL.append((name, files))
 synthetic = dict(ALL)["synthetic"]
 ALL.append(("synthetic-nostats", without_stats(synthetic, "synthetic")))
+
+
+def without_threads(files, tag):
+    """Copies without thread ids: one lane per rank."""
+    import h5py
+    out = []
+    for path in files:
+        copy = os.path.join(d, f"nothreads-{tag}-" + os.path.basename(path))
+        shutil.copyfile(path, copy)
+        with h5py.File(copy, "r+") as f:
+            del f["events/thread_ids"]
+        out.append(copy)
+    return out
+
+
+if "basic" in dict(ALL):  # one thread: still nested without the column
+    ALL.append(("basic-nothreads", without_threads(dict(ALL)["basic"], "basic")))
 # two runs' worth of files in one export: the rank files of basic and threads
 # are each rank 0 of their own run, so they are refused alike both ways
 
@@ -143,10 +160,16 @@ for name, files in ALL:
             compare(name, fmt, files, ["--label", "a run"])
 
 for fmt in FORMATS:
-    for name in ("synthetic", "threads", "basic", "tasks"):
+    for name in ("synthetic", "threads", "basic", "tasks", "basic-nothreads"):
         if name in dict(ALL) and (fmt, name) not in STREAMED:
             fail(f"{name}: export {fmt} did not stream (streamed: {sorted(STREAMED)})")
     to_stdout("synthetic", fmt, synthetic)
     if "threads" in dict(ALL):
         to_stdout("threads", fmt, dict(ALL)["threads"], ["--exclude", "inner"])
+# perfetto on standard output: every rank checked before the first byte
+# (a pass learning the lanes, which runs without thread ids too)
+for name in ("synthetic", "basic-nothreads", "threads", "basic"):
+    if name in dict(ALL):
+        to_stdout(name, "perfetto", dict(ALL)[name])
+        to_stdout(name, "perfetto", dict(ALL)[name], ["--include", "solve|inner|work"])
 print(f"ok: streamed: {sorted(STREAMED)}")
