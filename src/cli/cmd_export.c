@@ -286,12 +286,14 @@ static int export_streamed(format fmt, const char *path, const char **files, siz
     FILE *out = to_stdout ? stdout : fopen(path, "wb");
     int rc = 1;
     if (out) {
+        /* A large buffer, as write_output's: millions of small writes. */
         static char buffer[1 << 20];
-        if (!to_stdout)
-            setvbuf(out, buffer, _IOFBF, sizeof buffer);
+        setvbuf(out, buffer, _IOFBF, sizeof buffer);
         rc = stream_format(fmt, out, &src, options, why, sizeof why);
         if (to_stdout ? ferror(out) | (fflush(out) != 0) : ferror(out) | (fclose(out) != 0))
             rc = rc == 1 ? 1 : -1;
+        if (to_stdout)
+            setvbuf(out, NULL, _IOLBF, 0);
         if (rc != 0 && !to_stdout && !replacing)
             unlink(path); /* the in-memory path says 'replaced' only when it was */
     }
