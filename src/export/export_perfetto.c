@@ -43,6 +43,7 @@
 
 #include "mpi_flows.h"
 #include "protobuf_writer.h"
+#include "stream_calls.h"
 #include "stream_filter.h"
 #include "scopeprof/export.h"
 #include "scopeprof/report.h" /* sp_rank_clock_offset */
@@ -464,6 +465,8 @@ typedef struct stream_pass {
     int lane_started, rank_described;
     uint64_t calls;
     uint64_t kept;               /* the first pass: kept calls of the rank */
+    sx_stacks stacks;            /* the lane's kept calls still open */
+    int64_t ordinal;
 } stream_pass;
 
 static int note_lane(stream_pass *p, int64_t lane)
@@ -492,6 +495,13 @@ static int note_lane(stream_pass *p, int64_t lane)
     return 0;
 }
 
+static int close_slice(void *ctx, const sx_open *o)
+{
+    stream_pass *p = ctx;
+    slice_event(p->w, o->call_id - p->w->origin, 0, o->region, 0);
+    return p->w->failed ? -1 : 0;
+}
+
 static int pass_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
 {
     stream_pass *p = ctx;
@@ -513,18 +523,26 @@ static int pass_enter(void *ctx, const sp_stream_call *call, int64_t parent, int
         start_lane(w, p->rank, p->lane_index, p->target, call->start - w->origin);
         p->lane_started = 1;
     }
+    /* the calls above the kept parent end before this one begins */
+    sx_stack *stack = sx_stacks_enter(&p->stacks, call->lane, parent, close_slice, p);
+    sx_open o = {p->ordinal, call->end, call->region}; /* call_id slot: the end */
+    if (!stack || sx_stack_push(stack, &o) < 0)
+        return -1;
     p->calls++;
     slice_event(w, call->start - w->origin, 1, call->region, 0);
-    *user = 0;
+    *user = p->ordinal++;
     return w->failed ? -1 : 1;
 }
 
+/* Ends are written from the stack of open kept calls, not at the stream's
+ * exits: a rank replayed from memory (rank_stream.c) gives its exits after
+ * every enter. */
 static int pass_exit(void *ctx, const sp_stream_call *call, int64_t user)
 {
-    stream_pass *p = ctx;
+    (void)ctx;
+    (void)call;
     (void)user;
-    slice_event(p->w, call->end - p->w->origin, 0, call->region, 0);
-    return p->w->failed ? -1 : 0;
+    return 0;
 }
 
 /* One pass over `rank`.  0, 1 (fall back: why), -1 (write failed). */
@@ -670,7 +688,10 @@ int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
             p.target = rank_lanes[k][t];
             p.lane_index = t;
             p.lane_started = 0;
+            p.ordinal = 0;
             rc = stream_pass_run(&p, src, rank, &visitor, why, whylen);
+            if (rc == 0 && sx_stacks_close_all(&p.stacks, close_slice, &p) != 0)
+                rc = -1;
             if (rc > 0 && check_first)
                 rc = -1; /* checked before: bytes are out */
         }
@@ -697,6 +718,7 @@ int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
     }
     free(w);
     sp_stream_filter_free(&p.filter);
+    sx_stacks_free(&p.stacks);
     free(p.lanes);
     free(ranks);
     return rc;
