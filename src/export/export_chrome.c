@@ -420,8 +420,11 @@ int sp_export_chrome_stream(FILE *out, const sp_run_source *src, const sp_export
         snprintf(why, whylen, "no calls: the in-memory path words it");
         rc = 1;
     }
-    if (rc < 0 && !why[0])
-        snprintf(why, whylen, "out of memory");
+    if (rc < 0) { /* nothing written yet: the in-memory path may still do */
+        if (!why[0])
+            snprintf(why, whylen, "out of memory");
+        rc = 1;
+    }
     if (rc == 0) {
         /* from here on bytes are out: a failure is -1 */
         p.writing = 1;

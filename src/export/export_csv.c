@@ -240,8 +240,11 @@ int sp_export_csv_stream(FILE *out, const sp_run_source *src, const sp_export_op
         snprintf(why, whylen, "the temporary file of the exclusive times cannot be written");
         rc = 1;
     }
-    if (rc < 0 && !why[0])
-        snprintf(why, whylen, "out of memory");
+    if (rc < 0) { /* nothing written yet: the in-memory path may still do */
+        if (!why[0])
+            snprintf(why, whylen, "out of memory");
+        rc = 1;
+    }
     if (rc == 0) {
         p.writing = 1;
         fputs(header, out);

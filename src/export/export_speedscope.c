@@ -372,8 +372,11 @@ int sp_export_speedscope_stream(FILE *out, const sp_run_source *src,
         snprintf(why, whylen, "no calls: the in-memory path words it");
         rc = 1;
     }
-    if (rc < 0 && !why[0])
-        snprintf(why, whylen, "out of memory");
+    if (rc < 0) { /* nothing written yet: the in-memory path may still do */
+        if (!why[0])
+            snprintf(why, whylen, "out of memory");
+        rc = 1;
+    }
     int writing = rc == 0;
     if (writing)
         begin_document(&j, out, src->profile, options);
