@@ -284,25 +284,34 @@ static int export_streamed(format fmt, const char *path, const char **files, siz
         return -1;
     int replacing = !to_stdout && cli_regular_file_exists(path);
     FILE *out = to_stdout ? stdout : fopen(path, "wb");
-    int rc = 1;
+    int rc = 1, write_failed = 0;
     if (out) {
         /* A large buffer, as write_output's: millions of small writes. */
         static char buffer[1 << 20];
         setvbuf(out, buffer, _IOFBF, sizeof buffer);
         rc = stream_format(fmt, out, &src, options, why, sizeof why);
-        if (to_stdout ? ferror(out) | (fflush(out) != 0) : ferror(out) | (fclose(out) != 0))
+        int saved = errno;
+        if (to_stdout ? ferror(out) | (fflush(out) != 0) : ferror(out) | (fclose(out) != 0)) {
+            if (rc != 1) { /* as finish_output words it */
+                snprintf(why, sizeof why, "write failed: %s",
+                         strerror(errno ? errno : saved ? saved : EIO));
+                write_failed = 1;
+            }
             rc = rc == 1 ? 1 : -1;
+        }
         if (to_stdout)
             setvbuf(out, NULL, _IOLBF, 0);
         if (rc != 0 && !to_stdout && !replacing)
             unlink(path); /* the in-memory path says 'replaced' only when it was */
     }
     sp_run_source_close(&src);
+    int final = rc < 0 && to_stdout && checks_first; /* bytes are out: no second try */
     if (trace && !strcmp(trace, "1"))
-        fprintf(stderr, "scopeprof export: %s%s\n", rc == 0 ? "streamed" : "in memory: ",
+        fprintf(stderr, "scopeprof export: %s%s\n",
+                rc == 0 ? "streamed" : final ? "streamed, failed: " : "in memory: ",
                 rc == 0 ? "" : why);
-    if (rc < 0 && to_stdout && checks_first) /* bytes are out: no second try */
-        return cli_file_error(CMD, NULL, "%s", why);
+    if (final)
+        return cli_file_error(CMD, write_failed ? path : NULL, "%s", why);
     if (rc != 0)
         return -1;
     if (!to_stdout)
