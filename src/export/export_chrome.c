@@ -367,26 +367,6 @@ static int chrome_exit(void *ctx, const sp_stream_call *call, int64_t user)
     return 0;
 }
 
-/* Time zero as sp_profile_origin_ns: metadata start_time_ns, else the
- * earliest event of the run, from the rows' statistics.  0, 1. */
-static int chrome_origin(const sp_run_source *src, int64_t *origin)
-{
-    if (sp_profile_meta_int(src->profile, "start_time_ns", origin) == 0)
-        return 0;
-    for (size_t f = 0; f < src->num_paths; f++)
-        if (!src->shapes[f].has_stats)
-            return 1;
-    *origin = INT64_MAX;
-    for (size_t r = 0; r < src->profile->num_rows; r++) {
-        const sp_row *row = &src->profile->rows[r];
-        if (row->count && row->stats.start_minimum < *origin)
-            *origin = row->stats.start_minimum;
-    }
-    if (*origin == INT64_MAX)
-        *origin = 0;
-    return 0;
-}
-
 int sp_export_chrome_stream(FILE *out, const sp_run_source *src, const sp_export_options *options,
                             char *why, size_t whylen)
 {
@@ -394,11 +374,6 @@ int sp_export_chrome_stream(FILE *out, const sp_run_source *src, const sp_export
     sp_json j;
     p.j = &j;
     int rc = sx_run_begin(&p.run, src, options, why, whylen);
-    if (rc == 0 && chrome_origin(src, &p.origin)) {
-        snprintf(why, whylen, "no metadata start_time_ns and no row statistics (the origin is "
-                              "the first event)");
-        rc = 1;
-    }
     if (rc == 0 && options && options->call_args &&
         (sx_run_any_column(&p.run, SP_H5_COL_GPU) || sx_run_any_await(&p.run))) {
         snprintf(why, whylen, "--call-args with GPU or await columns");
@@ -426,6 +401,10 @@ int sp_export_chrome_stream(FILE *out, const sp_run_source *src, const sp_export
         rc = 1;
     }
     if (rc == 0) {
+        /* Time zero as sp_profile_origin_ns: metadata start_time_ns, else
+         * the earliest event of the run (every rank has streamed by now). */
+        if (sp_profile_meta_int(src->profile, "start_time_ns", &p.origin) != 0)
+            p.origin = p.run.raw_first == INT64_MAX ? 0 : p.run.raw_first;
         /* from here on bytes are out: a failure is -1 */
         p.writing = 1;
         begin_document(&j, out, src->profile, options, p.origin);

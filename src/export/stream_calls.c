@@ -15,6 +15,7 @@ int sx_run_begin(sx_run *run, const sp_run_source *src, const sp_export_options 
                  char *why, size_t whylen)
 {
     memset(run, 0, sizeof *run);
+    run->raw_first = INT64_MAX;
     run->src = src;
     run->profile = src->profile;
     const char *reason = sp_run_source_unstreamable(src);
@@ -34,7 +35,9 @@ int sx_run_begin(sx_run *run, const sp_run_source *src, const sp_export_options 
         snprintf(why, whylen, "out of memory");
         return -1;
     }
-    return sp_stream_check_run(src, run->ranks, run->num_ranks, NULL, why, whylen) ? 1 : 0;
+    return sp_stream_check_run(src, run->ranks, run->num_ranks, &run->raw_first, why, whylen)
+               ? 1
+               : 0;
 }
 
 void sx_run_end(sx_run *run)
@@ -69,8 +72,10 @@ int sx_run_pass(sx_run *run, uint32_t rank, const sp_call_visitor *visitor, char
                 size_t whylen)
 {
     sp_rank_stream_info info;
-    int rc = sp_stream_rank(run->src, rank, sp_rank_clock_offset(run->profile, rank), visitor,
-                            &info, why, whylen);
+    int64_t offset = sp_rank_clock_offset(run->profile, rank);
+    int rc = sp_stream_rank(run->src, rank, offset, visitor, &info, why, whylen);
+    if (rc == 0 && info.first_start != INT64_MAX && info.first_start + offset < run->raw_first)
+        run->raw_first = info.first_start + offset;
     sp_rank_stream_info_free(&info);
     return rc;
 }

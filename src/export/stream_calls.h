@@ -27,6 +27,8 @@ typedef struct sx_run {
     uint32_t *ranks;             /* selected, ascending */
     long num_ranks;
     int64_t *row_of_region;      /* the rank being streamed: region -> skeleton row, -1 */
+    int64_t raw_first;           /* earliest raw start of the ranks streamed so far
+                                    (INT64_MAX: none) */
 } sx_run;
 
 /* The checks every streamed export makes before reading calls: a run the
@@ -40,7 +42,8 @@ void sx_run_end(sx_run *run);
 void sx_run_rank(sx_run *run, uint32_t rank);
 /* The skeleton row of (current rank, region), or NULL. */
 const sp_row *sx_run_row(const sx_run *run, uint32_t region);
-/* One pass over `rank` (clock offset applied).  0, 1 (why), -1 (visitor). */
+/* One pass over `rank` (clock offset applied; raw_first updated).  0, 1
+ * (why), -1 (visitor). */
 int sx_run_pass(sx_run *run, uint32_t rank, const sp_call_visitor *visitor, char *why,
                 size_t whylen);
 /* Does a file of the run have the column (SP_H5_COL_*)? */
