@@ -167,7 +167,9 @@ int sp_export_perfetto(FILE *out, const sp_profile *profile, const sp_export_opt
  * (docs/stream.md, "Exports").  0; 1 when this path does not export this run
  * or a file has a problem (why: the reason; whatever was written to `out`
  * must be discarded and the in-memory exporter run, which words the
- * message); -1 when writing failed. */
+ * message); -1 when writing failed.  On stdout (and for runs with thread
+ * ids) every rank is checked before the first byte: 1 then means nothing
+ * was written. */
 struct sp_run_source;
 int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
                               const sp_export_options *options, char *why, size_t whylen);

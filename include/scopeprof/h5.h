@@ -85,7 +85,11 @@ enum {
     SP_H5_COL_PARENT,
     SP_H5_COL_THREAD,
     SP_H5_COL_TASK,
-    SP_H5_COL_N
+    SP_H5_COL_N,
+    /* read by the streamed json export only (opened at their first read) */
+    SP_H5_COL_AWAIT = SP_H5_COL_N,
+    SP_H5_COL_FORK,
+    SP_H5_COL_ALL
 };
 
 typedef struct sp_h5_event_shape {
@@ -95,6 +99,7 @@ typedef struct sp_h5_event_shape {
     int has_other;            /* an MPI column exists */
     int has_extra[SP_EXTRA_N]; /* which MPI columns (events/mpi_*) exist */
     int has_fork;             /* fork_parent_ids exists */
+    int has_await;            /* await_ns exists (not read by the stream) */
     int has_stats;            /* rows carry the file's summary_statistics */
     uint64_t chunk;           /* elements per chunk of the start column; 0 contiguous */
 } sp_h5_event_shape;

@@ -69,6 +69,7 @@ typedef struct sp_stream_call {
     uint64_t call_index;      /* position in its (rank, region) row */
     int64_t start, end;       /* on the run's time axis (clock offset applied) */
     int64_t exclusive;        /* on exit: duration minus the kept children's */
+    int64_t call_id;          /* the file's stored call id, -1 when it has none */
 } sp_stream_call;
 
 /* enter: `parent` is the user word of the nearest kept ancestor (-1 none);

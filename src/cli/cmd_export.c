@@ -9,6 +9,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "dist/dist.h"
+#include "export/export_stream.h"
 #include "scopeprof/export.h"
 #include "scopeprof/h5.h"
 #include "scopeprof/stream.h"
@@ -243,21 +244,39 @@ static int export_prof_files(const char *out, const sp_profile *profile,
     return rc;
 }
 
+/* A format on the stream: 0, 1 (in memory instead: why), -1 (failed). */
+static int stream_format(format fmt, FILE *out, const sp_run_source *src,
+                         const sp_export_options *options, char *why, size_t whylen)
+{
+    switch (fmt) {
+    case PERFETTO: return sp_export_perfetto_stream(out, src, options, why, whylen);
+    case FOLDED: return sp_export_folded_stream(out, src, options, why, whylen);
+    case CHROME: return sp_export_chrome_stream(out, src, options, why, whylen);
+    case SPEEDSCOPE: return sp_export_speedscope_stream(out, src, options, why, whylen);
+    case CSV: return sp_export_csv_stream(out, src, options, why, whylen);
+    case JSON: return sp_export_json_stream(out, src, options, why, whylen);
+    default: snprintf(why, whylen, "this format is not on the stream"); return 1;
+    }
+}
+
 /* Formats that stream (docs/stream.md, "Exports"): the run read in windows,
  * in bounded memory.  Returns the exit status, or -1 when this run goes
  * through the in-memory path (which words every problem): the stream does
  * not take it, a file has a problem, or SCOPEPROF_EXPORT_IN_MEMORY=1 (the
- * tests compare both).  A perfetto trace is written as it streams, so a late
- * problem means starting again: only into a file, not '-'; folded writes
- * once every rank has streamed. */
+ * tests compare both).  A perfetto trace is written as it streams: into a
+ * file, a late problem truncates it and starts again in memory; on '-' every
+ * rank is checked first.  folded writes once every rank has streamed;
+ * chrome, speedscope, csv and json check every rank before their first
+ * byte (export_stream.h).  On '-', a failure after the first byte is final. */
 static int export_streamed(format fmt, const char *path, const char **files, size_t num_files,
                            const sp_export_options *options)
 {
     const char *force = getenv("SCOPEPROF_EXPORT_IN_MEMORY");
     const char *trace = getenv("SCOPEPROF_EXPORT_TRACE");
     int to_stdout = !strcmp(path, "-");
-    if ((force && !strcmp(force, "1")) || (fmt != PERFETTO && fmt != FOLDED) ||
-        (fmt == PERFETTO && to_stdout))
+    int checks_first = fmt == CHROME || fmt == SPEEDSCOPE || fmt == CSV || fmt == JSON ||
+                       (fmt == PERFETTO && to_stdout);
+    if ((force && !strcmp(force, "1")) || (fmt != PERFETTO && fmt != FOLDED && !checks_first))
         return -1;
     char why[1024] = "";
     sp_run_source src;
@@ -265,22 +284,34 @@ static int export_streamed(format fmt, const char *path, const char **files, siz
         return -1;
     int replacing = !to_stdout && cli_regular_file_exists(path);
     FILE *out = to_stdout ? stdout : fopen(path, "wb");
-    int rc = 1;
+    int rc = 1, write_failed = 0;
     if (out) {
+        /* A large buffer, as write_output's: millions of small writes. */
         static char buffer[1 << 20];
-        if (!to_stdout)
-            setvbuf(out, buffer, _IOFBF, sizeof buffer);
-        rc = fmt == PERFETTO ? sp_export_perfetto_stream(out, &src, options, why, sizeof why)
-                             : sp_export_folded_stream(out, &src, options, why, sizeof why);
-        if (to_stdout ? ferror(out) | (fflush(out) != 0) : ferror(out) | (fclose(out) != 0))
-            rc = 1;
+        setvbuf(out, buffer, _IOFBF, sizeof buffer);
+        rc = stream_format(fmt, out, &src, options, why, sizeof why);
+        int saved = errno;
+        if (to_stdout ? ferror(out) | (fflush(out) != 0) : ferror(out) | (fclose(out) != 0)) {
+            if (rc != 1) { /* as finish_output words it */
+                snprintf(why, sizeof why, "write failed: %s",
+                         strerror(errno ? errno : saved ? saved : EIO));
+                write_failed = 1;
+            }
+            rc = rc == 1 ? 1 : -1;
+        }
+        if (to_stdout)
+            setvbuf(out, NULL, _IOLBF, 0);
         if (rc != 0 && !to_stdout && !replacing)
             unlink(path); /* the in-memory path says 'replaced' only when it was */
     }
     sp_run_source_close(&src);
+    int final = rc < 0 && to_stdout && checks_first; /* bytes are out: no second try */
     if (trace && !strcmp(trace, "1"))
-        fprintf(stderr, "scopeprof export: %s%s\n", rc == 0 ? "streamed" : "in memory: ",
+        fprintf(stderr, "scopeprof export: %s%s\n",
+                rc == 0 ? "streamed" : final ? "streamed, failed: " : "in memory: ",
                 rc == 0 ? "" : why);
+    if (final)
+        return cli_file_error(CMD, write_failed ? path : NULL, "%s", why);
     if (rc != 0)
         return -1;
     if (!to_stdout)

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 
 #include "mpi_flows.h"
+#include "export_stream.h"
+#include "stream_calls.h"
 
 #include "scopeprof/export.h"
 #include "scopeprof_config.h"
@@ -109,6 +111,99 @@ static void flow_events(sp_json *j, const sp_mpi_flows *flows, uint64_t e, uint3
     }
 }
 
+/* The process and thread metadata of a rank whose lanes, in timeline
+ * order, are `lanes` (has_lanes: the run has thread ids, else one lane). */
+static void rank_meta(sp_json *j, const sp_profile *profile, uint32_t rank, const int64_t *lanes,
+                      size_t num_lanes, int has_lanes)
+{
+    char label[512];
+    snprintf(label, sizeof label, "rank %u", rank);
+    meta_event(j, "process_name", rank, 0, label, 0);
+    meta_event(j, "process_sort_index", rank, 0, NULL, rank);
+    for (size_t t = 0; t < num_lanes; t++) {
+        if (has_lanes)
+            sp_lane_label(profile, rank, lanes[t], label, sizeof label);
+        meta_event(j, "thread_name", rank, (int64_t)t, label, 0);
+        meta_event(j, "thread_sort_index", rank, (int64_t)t, NULL, (int64_t)t);
+    }
+}
+
+/* What one complete event shows of a call. */
+typedef struct chrome_call {
+    uint32_t rank, region;
+    size_t tid;
+    int64_t start, end;
+    const sp_row *row;
+    uint64_t call_index;
+    int64_t call_id, parent_id;
+    const uint64_t *event;       /* in the profile's columns (GPU, await, MPI), or NULL */
+} chrome_call;
+
+static void write_call(sp_json *j, const sp_profile *profile, const sp_export_options *options,
+                       const chrome_call *c, int64_t origin)
+{
+    const sp_row *row = c->row;
+    sp_json_newline(j);
+    sp_json_begin_object(j);
+    sp_json_key(j, "name");
+    sp_json_string(j, profile->names[c->region]);
+    sp_json_key(j, "cat");
+    sp_json_string(j, "scopeprof");
+    sp_json_key(j, "ph");
+    sp_json_string(j, "X");
+    sp_json_key(j, "ts");
+    sp_json_fixed(j, c->start - origin, 3);
+    sp_json_key(j, "dur");
+    sp_json_fixed(j, c->end - c->start, 3);
+    sp_json_key(j, "pid");
+    sp_json_uint(j, c->rank);
+    sp_json_key(j, "tid");
+    sp_json_uint(j, c->tid);
+    /* speedscope's Chrome importer makes one frame per distinct (name,
+     * args): per-call args (ids, durations) gave every call a frame of
+     * its own.  By default args hold only what is the same for every call
+     * of a region; --call-args adds the per-call fields of spec §7.3. */
+    int call_args = options && options->call_args;
+    int source = row && row->source_file && row->source_file[0];
+    if (call_args || source) {
+        sp_json_key(j, "args");
+        sp_json_begin_object(j);
+    }
+    if (call_args) {
+        sp_json_key(j, "rank");
+        sp_json_uint(j, c->rank);
+        sp_json_key(j, "call_index");
+        sp_json_uint(j, c->call_index);
+        sp_json_key(j, "call_id");
+        sp_json_int(j, c->call_id);
+        sp_json_key(j, "parent_id");
+        sp_json_int(j, c->parent_id);
+        sp_json_key(j, "duration_ns");
+        sp_json_int(j, c->end - c->start);
+        if (c->event && profile->gpu && profile->gpu[*c->event] >= 0) {
+            sp_json_key(j, "gpu_duration_ns");
+            sp_json_int(j, profile->gpu[*c->event]);
+        }
+        if (c->event && profile->await_ns) {
+            sp_json_key(j, "await_ns");
+            sp_json_int(j, profile->await_ns[*c->event]);
+        }
+        if (c->event)
+            mpi_args(j, profile, *c->event);
+    }
+    if (source) {
+        sp_json_key(j, "source_file");
+        sp_json_string(j, row->source_file);
+        if (row->source_line >= 0) {
+            sp_json_key(j, "source_line");
+            sp_json_int(j, row->source_line);
+        }
+    }
+    if (call_args || source)
+        sp_json_end_object(j);
+    sp_json_end_object(j);
+}
+
 static int write_rank(sp_json *j, const sp_profile *profile, const sp_export_options *options,
                       const sp_rank_data *data, int64_t origin, const sp_mpi_flows *flows,
                       uint64_t *events, char *err,
@@ -121,84 +216,49 @@ static int write_rank(sp_json *j, const sp_profile *profile, const sp_export_opt
         return -1;
     }
     qsort(walk.lanes, walk.num_lanes, sizeof *walk.lanes, compare_order);
-    char label[512];
-    snprintf(label, sizeof label, "rank %u", data->rank);
-    meta_event(j, "process_name", data->rank, 0, label, 0);
-    meta_event(j, "process_sort_index", data->rank, 0, NULL, data->rank);
-    for (size_t t = 0; t < walk.num_lanes; t++) {
-        if (c->lane)
-            sp_lane_label(profile, data->rank, walk.lanes[t], label, sizeof label);
-        meta_event(j, "thread_name", data->rank, (int64_t)t, label, 0);
-        meta_event(j, "thread_sort_index", data->rank, (int64_t)t, NULL, (int64_t)t);
-    }
+    rank_meta(j, profile, data->rank, walk.lanes, walk.num_lanes, c->lane != NULL);
     for (size_t i = 0; i < c->n; i++) {
         uint64_t e = data->event[i];
-        const sp_row *row = sp_rank_data_row(profile, data, i);
-        sp_json_newline(j);
-        sp_json_begin_object(j);
-        sp_json_key(j, "name");
-        sp_json_string(j, profile->names[c->region[i]]);
-        sp_json_key(j, "cat");
-        sp_json_string(j, "scopeprof");
-        sp_json_key(j, "ph");
-        sp_json_string(j, "X");
-        sp_json_key(j, "ts");
-        sp_json_fixed(j, c->start[i] - origin, 3);
-        sp_json_key(j, "dur");
-        sp_json_fixed(j, c->end[i] - c->start[i], 3);
-        sp_json_key(j, "pid");
-        sp_json_uint(j, data->rank);
-        size_t tid = c->lane ? tid_of(walk.lanes, walk.num_lanes, c->lane[i]) : 0;
-        sp_json_key(j, "tid");
-        sp_json_uint(j, tid);
-        /* speedscope's Chrome importer makes one frame per distinct (name,
-         * args): per-call args (ids, durations) gave every call a frame of
-         * its own.  By default args hold only what is the same for every call
-         * of a region; --call-args adds the per-call fields of spec §7.3. */
-        int call_args = options && options->call_args;
-        int source = row && row->source_file && row->source_file[0];
-        if (call_args || source) {
-            sp_json_key(j, "args");
-            sp_json_begin_object(j);
-        }
-        if (call_args) {
-            sp_json_key(j, "rank");
-            sp_json_uint(j, data->rank);
-            sp_json_key(j, "call_index");
-            sp_json_uint(j, c->call_index[i]);
-            sp_json_key(j, "call_id");
-            sp_json_int(j, data->call_id[i]);
-            sp_json_key(j, "parent_id");
-            sp_json_int(j, data->parent_id[i]);
-            sp_json_key(j, "duration_ns");
-            sp_json_int(j, c->end[i] - c->start[i]);
-            if (profile->gpu && profile->gpu[e] >= 0) {
-                sp_json_key(j, "gpu_duration_ns");
-                sp_json_int(j, profile->gpu[e]);
-            }
-            if (profile->await_ns) {
-                sp_json_key(j, "await_ns");
-                sp_json_int(j, profile->await_ns[e]);
-            }
-        }
-        if (call_args)
-            mpi_args(j, profile, e);
-        if (source) {
-            sp_json_key(j, "source_file");
-            sp_json_string(j, row->source_file);
-            if (row->source_line >= 0) {
-                sp_json_key(j, "source_line");
-                sp_json_int(j, row->source_line);
-            }
-        }
-        if (call_args || source)
-            sp_json_end_object(j);
-        sp_json_end_object(j);
-        flow_events(j, flows, e, data->rank, tid, c->start[i], c->end[i], origin);
+        chrome_call call = {
+            .rank = data->rank, .region = c->region[i],
+            .tid = c->lane ? tid_of(walk.lanes, walk.num_lanes, c->lane[i]) : 0,
+            .start = c->start[i], .end = c->end[i], .row = sp_rank_data_row(profile, data, i),
+            .call_index = c->call_index[i], .call_id = data->call_id[i],
+            .parent_id = data->parent_id[i], .event = &e};
+        write_call(j, profile, options, &call, origin);
+        flow_events(j, flows, e, data->rank, call.tid, c->start[i], c->end[i], origin);
     }
     *events += c->n;
     sp_lane_walk_free(&walk);
     return 0;
+}
+
+/* The document around the events. */
+static void begin_document(sp_json *j, FILE *out, const sp_profile *profile,
+                           const sp_export_options *options, int64_t origin)
+{
+    sp_json_init(j, out);
+    sp_json_begin_object(j);
+    sp_json_key(j, "displayTimeUnit");
+    sp_json_string(j, "ms");
+    sp_json_key(j, "metadata");
+    sp_json_begin_object(j);
+    sp_json_key(j, "name");
+    sp_json_string(j, sp_export_label(profile, options));
+    sp_json_key(j, "exporter");
+    sp_json_string(j, "scopeprof@" SCOPEPROF_VERSION);
+    sp_json_key(j, "origin_ns");
+    sp_json_int(j, origin);
+    sp_json_end_object(j);
+    sp_json_key(j, "traceEvents");
+    sp_json_begin_array(j);
+}
+
+static void end_document(sp_json *j, FILE *out)
+{
+    sp_json_end_array(j);
+    sp_json_end_object(j);
+    fputc('\n', out);
 }
 
 int sp_export_chrome(FILE *out, const sp_profile *profile, const sp_export_options *options,
@@ -219,21 +279,7 @@ int sp_export_chrome(FILE *out, const sp_profile *profile, const sp_export_optio
         return -1;
     }
     sp_json j;
-    sp_json_init(&j, out);
-    sp_json_begin_object(&j);
-    sp_json_key(&j, "displayTimeUnit");
-    sp_json_string(&j, "ms");
-    sp_json_key(&j, "metadata");
-    sp_json_begin_object(&j);
-    sp_json_key(&j, "name");
-    sp_json_string(&j, sp_export_label(profile, options));
-    sp_json_key(&j, "exporter");
-    sp_json_string(&j, "scopeprof@" SCOPEPROF_VERSION);
-    sp_json_key(&j, "origin_ns");
-    sp_json_int(&j, origin);
-    sp_json_end_object(&j);
-    sp_json_key(&j, "traceEvents");
-    sp_json_begin_array(&j);
+    begin_document(&j, out, profile, options, origin);
     uint64_t events = 0;
     int rc = 0;
     for (long k = 0; k < num_ranks && rc == 0; k++) {
@@ -246,9 +292,7 @@ int sp_export_chrome(FILE *out, const sp_profile *profile, const sp_export_optio
             rc = write_rank(&j, profile, options, &data, origin, &flows, &events, err, errlen);
         sp_rank_data_free(&data);
     }
-    sp_json_end_array(&j);
-    sp_json_end_object(&j);
-    fputc('\n', out);
+    end_document(&j, out);
     free(ranks);
     sp_mpi_flows_free(&flows);
     if (rc == 0 && events == 0) {
@@ -258,5 +302,148 @@ int sp_export_chrome(FILE *out, const sp_profile *profile, const sp_export_optio
     }
     if (rc == 0)
         sp_export_warn_events(options, events, "chrome export");
+    return rc;
+}
+
+/* ---- The same document from a run source (docs/stream.md, "Exports") ----
+ *
+ * The thread metadata of a rank comes before its calls and numbers its
+ * lanes: a first pass over every selected rank learns the lanes of its kept
+ * calls (and makes the reader's checks, so nothing is written before a
+ * problem is known); a second writes the calls as they pass, in the order
+ * of the in-memory reconstruction.  MPI columns stay in memory (flows pair
+ * the ranks); so do per-call args of runs with GPU or await columns, which
+ * the stream does not read. */
+
+typedef struct chrome_pass {
+    sx_run run;
+    sp_json *j;
+    const sp_export_options *options;
+    int64_t origin;
+    int writing;
+    sx_lanes *lanes;             /* per selected rank */
+    int64_t *order;              /* the rank's lanes in timeline order */
+    size_t num_order;
+    uint32_t rank;
+    int64_t position, ordinal;   /* enters, kept calls of the rank */
+    sx_stacks stacks;            /* --call-args: the kept parents' ids */
+    uint64_t events;
+} chrome_pass;
+
+static int chrome_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
+{
+    chrome_pass *p = ctx;
+    int64_t position = p->position++;
+    *user = parent;
+    if (!sp_stream_filter_keeps(&p->run.filter, call))
+        return 0;
+    if (!p->writing)
+        return sx_lanes_note(p->lanes, call) < 0 ? -1 : 0;
+    chrome_call c = {
+        .rank = p->rank, .region = call->region,
+        .tid = p->run.src->any_thread ? tid_of(p->order, p->num_order, call->lane) : 0,
+        .start = call->start, .end = call->end, .row = sx_run_row(&p->run, call->region),
+        .call_index = call->call_index, .parent_id = -1};
+    if (p->options && p->options->call_args) {
+        sx_stack *stack = sx_stacks_enter(&p->stacks, call->lane, parent, NULL, NULL);
+        c.call_id = sx_call_id(&p->run, call, position);
+        if (stack && stack->depth)
+            c.parent_id = stack->open[stack->depth - 1].call_id;
+        sx_open o = {p->ordinal, c.call_id, call->region};
+        if (!stack || sx_stack_push(stack, &o) < 0)
+            return -1;
+    }
+    write_call(p->j, p->run.profile, p->options, &c, p->origin);
+    *user = p->ordinal++;
+    p->events++;
+    return ferror(p->j->out) ? -1 : 1;
+}
+
+static int chrome_exit(void *ctx, const sp_stream_call *call, int64_t user)
+{
+    (void)ctx;
+    (void)call;
+    (void)user;
+    return 0;
+}
+
+int sp_export_chrome_stream(FILE *out, const sp_run_source *src, const sp_export_options *options,
+                            char *why, size_t whylen)
+{
+    chrome_pass p = {.options = options};
+    sp_json j;
+    p.j = &j;
+    int rc = sx_run_begin(&p.run, src, options, why, whylen);
+    if (rc == 0 && options && options->call_args &&
+        (sx_run_any_column(&p.run, SP_H5_COL_GPU) || sx_run_any_await(&p.run))) {
+        snprintf(why, whylen, "--call-args with GPU or await columns");
+        rc = 1;
+    }
+    sx_lanes *lanes = NULL;
+    if (rc == 0 && !(lanes = calloc((size_t)p.run.num_ranks + 1, sizeof *lanes)))
+        rc = -1;
+    sp_call_visitor visitor = {chrome_enter, chrome_exit, &p};
+    uint64_t kept = 0;
+    for (long k = 0; k < p.run.num_ranks && rc == 0; k++) {
+        p.lanes = &lanes[k];
+        sx_run_rank(&p.run, p.run.ranks[k]);
+        rc = sx_run_pass(&p.run, p.run.ranks[k], &visitor, why, whylen);
+        for (size_t l = 0; l < lanes[k].n; l++)
+            kept += lanes[k].v[l].calls;
+    }
+    if (rc == 0 && kept == 0) {
+        snprintf(why, whylen, "no calls: the in-memory path words it");
+        rc = 1;
+    }
+    if (rc < 0) { /* nothing written yet: the in-memory path may still do */
+        if (!why[0])
+            snprintf(why, whylen, "out of memory");
+        rc = 1;
+    }
+    if (rc == 0) {
+        /* Time zero as sp_profile_origin_ns: metadata start_time_ns, else
+         * the earliest event of the run (every rank has streamed by now). */
+        if (sp_profile_meta_int(src->profile, "start_time_ns", &p.origin) != 0)
+            p.origin = p.run.raw_first == INT64_MAX ? 0 : p.run.raw_first;
+        /* from here on bytes are out: a failure is -1 */
+        p.writing = 1;
+        begin_document(&j, out, src->profile, options, p.origin);
+    }
+    for (long k = 0; k < p.run.num_ranks && rc == 0; k++) {
+        if (!lanes[k].n)
+            continue;
+        free(p.order);
+        p.order = malloc(lanes[k].n * sizeof *p.order);
+        if (!p.order) {
+            rc = -1;
+            break;
+        }
+        for (size_t l = 0; l < lanes[k].n; l++)
+            p.order[l] = lanes[k].v[l].lane;
+        p.num_order = lanes[k].n;
+        qsort(p.order, p.num_order, sizeof *p.order, compare_order);
+        p.rank = p.run.ranks[k];
+        rank_meta(&j, src->profile, p.rank, p.order, p.num_order, src->any_thread);
+        p.position = p.ordinal = 0;
+        sx_stacks_close_all(&p.stacks, NULL, NULL);
+        sx_run_rank(&p.run, p.rank);
+        if (sx_run_pass(&p.run, p.rank, &visitor, why, whylen) != 0)
+            rc = -1;
+    }
+    if (p.writing) {
+        end_document(&j, out);
+        if (rc == 0 && ferror(out))
+            rc = -1;
+        if (rc < 0)
+            snprintf(why, whylen, "write failed, out of memory, or the files changed");
+    }
+    if (rc == 0)
+        sp_export_warn_events(options, p.events, "chrome export");
+    for (long k = 0; lanes && k < p.run.num_ranks; k++)
+        sx_lanes_free(&lanes[k]);
+    free(lanes);
+    free(p.order);
+    sx_stacks_free(&p.stacks);
+    sx_run_end(&p.run);
     return rc;
 }

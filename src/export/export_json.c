@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export_stream.h"
 #include "scopeprof/export.h"
+#include "scopeprof/h5.h"
+#include "stream_filter.h"
 #include "scopeprof_config.h"
 
 /* tags / event_metadata are stored as JSON text; pass them through only if
@@ -38,16 +41,23 @@ static int looks_like_list(const char *s)
     return n >= 2 && s[0] == '[' && s[n - 1] == ']' && depth == 0 && !quoted;
 }
 
-static void column(sp_json *j, const char *key, const int64_t *values, const sp_row *row)
-{
-    sp_json_key(j, key);
-    sp_json_begin_array(j);
-    for (uint64_t e = row->offset; e < row->offset + row->count; e++)
-        sp_json_int(j, values[e]);
-    sp_json_end_array(j);
-}
+/* The event columns a row lists, in the document's order. */
+enum { J_START, J_END, J_GPU, J_CALL, J_PARENT, J_THREAD, J_TASK, J_AWAIT, J_FORK, J_N };
 
-static void write_row(sp_json *j, const sp_profile *p, const sp_row *row)
+static const char *const column_keys[J_N] = {
+    "start_times_ns", "end_times_ns", "gpu_durations_ns", "call_ids", "parent_ids",
+    "thread_ids", "task_ids", "await_ns", "fork_parent_ids"};
+
+/* Where a row's values come from: the loaded profile, or windows of the
+ * file (the stream). */
+typedef struct columns {
+    int (*present)(void *ctx, int col);                 /* the run has the column */
+    int (*any_gpu)(void *ctx, const sp_row *row);       /* a value >= 0 in the row */
+    void (*write)(void *ctx, sp_json *j, int col, const sp_row *row);
+    void *ctx;
+} columns;
+
+static void write_row(sp_json *j, const sp_profile *p, const sp_row *row, const columns *cols)
 {
     sp_json_newline(j);
     sp_json_begin_object(j);
@@ -86,37 +96,67 @@ static void write_row(sp_json *j, const sp_profile *p, const sp_row *row)
         sp_json_end_object(j);
         return;
     }
-    column(j, "start_times_ns", p->start, row);
-    column(j, "end_times_ns", p->end, row);
-    if (row->event_metadata && strcmp(row->event_metadata, "[]") &&
-        looks_like_list(row->event_metadata)) {
-        sp_json_key(j, "event_metadata");
-        sp_json_raw(j, row->event_metadata);
+    for (int col = 0; col < J_N; col++) {
+        if (col == J_GPU) {
+            /* event_metadata sits between the times and the other columns */
+            if (row->event_metadata && strcmp(row->event_metadata, "[]") &&
+                looks_like_list(row->event_metadata)) {
+                sp_json_key(j, "event_metadata");
+                sp_json_raw(j, row->event_metadata);
+            }
+            if (!cols->present(cols->ctx, col) || !cols->any_gpu(cols->ctx, row))
+                continue;
+        } else if (!cols->present(cols->ctx, col)) {
+            continue;
+        }
+        sp_json_key(j, column_keys[col]);
+        sp_json_begin_array(j);
+        cols->write(cols->ctx, j, col, row);
+        sp_json_end_array(j);
     }
-    if (p->gpu) {
-        int any = 0;
-        for (uint64_t e = row->offset; e < row->offset + row->count && !any; e++)
-            any = p->gpu[e] >= 0;
-        if (any)
-            column(j, "gpu_durations_ns", p->gpu, row);
-    }
-    if (p->call_ids)
-        column(j, "call_ids", p->call_ids, row);
-    if (p->parent_ids)
-        column(j, "parent_ids", p->parent_ids, row);
-    if (p->thread_ids)
-        column(j, "thread_ids", p->thread_ids, row);
-    if (p->task_ids)
-        column(j, "task_ids", p->task_ids, row);
-    if (p->await_ns)
-        column(j, "await_ns", p->await_ns, row);
-    if (p->fork_parent_ids)
-        column(j, "fork_parent_ids", p->fork_parent_ids, row);
     if (row->exclusive_total >= 0) {
         sp_json_key(j, "exclusive_total_ns");
         sp_json_int(j, row->exclusive_total);
     }
     sp_json_end_object(j);
+}
+
+/* ---- columns of the loaded profile ---- */
+
+static const int64_t *memory_column(const sp_profile *p, int col)
+{
+    switch (col) {
+    case J_START: return p->start;
+    case J_END: return p->end;
+    case J_GPU: return p->gpu;
+    case J_CALL: return p->call_ids;
+    case J_PARENT: return p->parent_ids;
+    case J_THREAD: return p->thread_ids;
+    case J_TASK: return p->task_ids;
+    case J_AWAIT: return p->await_ns;
+    default: return p->fork_parent_ids;
+    }
+}
+
+static int memory_present(void *ctx, int col)
+{
+    return memory_column(ctx, col) != NULL;
+}
+
+static int memory_any_gpu(void *ctx, const sp_row *row)
+{
+    const sp_profile *p = ctx;
+    for (uint64_t e = row->offset; e < row->offset + row->count; e++)
+        if (p->gpu[e] >= 0)
+            return 1;
+    return 0;
+}
+
+static void memory_write(void *ctx, sp_json *j, int col, const sp_row *row)
+{
+    const int64_t *values = memory_column(ctx, col);
+    for (uint64_t e = row->offset; e < row->offset + row->count; e++)
+        sp_json_int(j, values[e]);
 }
 
 static void write_meta(sp_json *j, const sp_profile *p)
@@ -215,8 +255,10 @@ static int compare_rows(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-int sp_export_json(FILE *out, const sp_profile *profile, const sp_export_options *options,
-                   char *err, size_t errlen)
+/* The document: profile gives everything but the event values, cols
+ * those.  0, -1 (err set). */
+static int write_document(FILE *out, const sp_profile *profile, const sp_export_options *options,
+                          const columns *cols, char *err, size_t errlen)
 {
     const sp_selection *sel = options ? options->selection : NULL;
     uint32_t *ranks = NULL;
@@ -257,7 +299,7 @@ int sp_export_json(FILE *out, const sp_profile *profile, const sp_export_options
     if (order)
         qsort(order, kept, sizeof *order, compare_rows);
     for (size_t k = 0; k < kept; k++) {
-        write_row(&j, profile, &profile->rows[order[k]]);
+        write_row(&j, profile, &profile->rows[order[k]], cols);
         events += profile->rows[order[k]].count;
     }
     free(order);
@@ -271,4 +313,176 @@ int sp_export_json(FILE *out, const sp_profile *profile, const sp_export_options
     free(ranks);
     sp_export_warn_events(options, events, "json export");
     return 0;
+}
+
+int sp_export_json(FILE *out, const sp_profile *profile, const sp_export_options *options,
+                   char *err, size_t errlen)
+{
+    columns cols = {memory_present, memory_any_gpu, memory_write, (void *)profile};
+    return write_document(out, profile, options, &cols, err, errlen);
+}
+
+/* ---- The same document from a run source (docs/stream.md, "Exports") ----
+ *
+ * Nothing here needs the calls reconstructed: every rank is first streamed
+ * for the reader's checks alone (before the first byte; a rank that does
+ * not nest, which the lossless export would take, goes to the in-memory
+ * path like any doubt), then each row's columns are read back in windows
+ * of its file as they are written.  A file lacking a column some other
+ * file has gives the value the in-memory run gives it (-1, await 0). */
+
+#define JSON_WINDOW ((size_t)1 << 14)
+
+typedef struct stream_columns {
+    const sp_run_source *src;
+    int present[J_N];
+    sp_h5_event_reader *reader;
+    long reader_file;
+    int64_t *a, *b;              /* windows */
+    int failed;
+} stream_columns;
+
+static const sp_h5_event_shape *shape_of(stream_columns *sc, const sp_row *row)
+{
+    return &sc->src->shapes[sc->src->row_file[row - sc->src->profile->rows]];
+}
+
+static sp_h5_event_reader *reader_for(stream_columns *sc, const sp_row *row)
+{
+    long file = (long)sc->src->row_file[row - sc->src->profile->rows];
+    if (sc->reader && sc->reader_file == file)
+        return sc->reader;
+    sp_h5_event_reader_close(sc->reader);
+    char err[256];
+    sc->reader = sp_h5_event_reader_open(sc->src->paths[file], &sc->src->shapes[file],
+                                         (size_t)4 << 20, err, sizeof err);
+    sc->reader_file = sc->reader ? file : -1;
+    if (!sc->reader)
+        sc->failed = 1;
+    return sc->reader;
+}
+
+/* The file's column for a document column, or -1 when the file has none. */
+static int file_column(const sp_h5_event_shape *sh, int col)
+{
+    static const int map[J_N] = {SP_H5_COL_START, SP_H5_COL_SECOND, SP_H5_COL_GPU,
+                                 SP_H5_COL_CALL, SP_H5_COL_PARENT, SP_H5_COL_THREAD,
+                                 SP_H5_COL_TASK, SP_H5_COL_AWAIT, SP_H5_COL_FORK};
+    int c = map[col];
+    if (c == SP_H5_COL_AWAIT)
+        return sh->has_await ? c : -1;
+    if (c == SP_H5_COL_FORK)
+        return sh->has_fork ? c : -1;
+    return sh->has[c] ? c : -1;
+}
+
+static int stream_present(void *ctx, int col)
+{
+    return ((stream_columns *)ctx)->present[col];
+}
+
+/* Values [pos, pos + n) of a row as the loaded profile holds them: starts
+ * decoded (running sum of the deltas from the row's first event, *prev the
+ * start before pos), ends = start + duration. */
+static int read_values(stream_columns *sc, const sp_row *row, int col, uint64_t pos, size_t n,
+                       int64_t *prev, int64_t *out)
+{
+    const sp_h5_event_shape *sh = shape_of(sc, row);
+    int fc = file_column(sh, col);
+    if (fc < 0) {
+        for (size_t i = 0; i < n; i++)
+            out[i] = col == J_AWAIT ? 0 : -1;
+        return 0;
+    }
+    sp_h5_event_reader *r = reader_for(sc, row);
+    if (!r || sp_h5_event_reader_read(r, fc, pos, n, out) != 0)
+        return -1;
+    if (!sh->deltas || (col != J_START && col != J_END))
+        return 0;
+    int64_t *starts = out;
+    if (col == J_END) {
+        starts = sc->b;
+        if (sp_h5_event_reader_read(r, SP_H5_COL_START, pos, n, starts) != 0)
+            return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (pos + i > row->offset)
+            starts[i] = (int64_t)((uint64_t)starts[i] + (uint64_t)*prev);
+        *prev = starts[i];
+        if (col == J_END)
+            out[i] = (int64_t)((uint64_t)starts[i] + (uint64_t)out[i]);
+    }
+    return 0;
+}
+
+static int stream_any_gpu(void *ctx, const sp_row *row)
+{
+    stream_columns *sc = ctx;
+    int64_t prev = 0;
+    for (uint64_t pos = row->offset; pos < row->offset + row->count && !sc->failed;) {
+        uint64_t left = row->offset + row->count - pos;
+        size_t n = left < JSON_WINDOW ? (size_t)left : JSON_WINDOW;
+        if (read_values(sc, row, J_GPU, pos, n, &prev, sc->a) != 0) {
+            sc->failed = 1;
+            return 0;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (sc->a[i] >= 0)
+                return 1;
+        pos += n;
+    }
+    return 0;
+}
+
+static void stream_write(void *ctx, sp_json *j, int col, const sp_row *row)
+{
+    stream_columns *sc = ctx;
+    int64_t prev = 0;
+    for (uint64_t pos = row->offset; pos < row->offset + row->count && !sc->failed;) {
+        uint64_t left = row->offset + row->count - pos;
+        size_t n = left < JSON_WINDOW ? (size_t)left : JSON_WINDOW;
+        if (read_values(sc, row, col, pos, n, &prev, sc->a) != 0) {
+            sc->failed = 1;
+            return;
+        }
+        for (size_t i = 0; i < n; i++)
+            sp_json_int(j, sc->a[i]);
+        pos += n;
+    }
+}
+
+int sp_export_json_stream(FILE *out, const sp_run_source *src, const sp_export_options *options,
+                          char *why, size_t whylen)
+{
+    const char *reason = sp_run_source_unstreamable(src);
+    if (reason) {
+        snprintf(why, whylen, "%s", reason);
+        return 1;
+    }
+    /* every rank checked as the in-memory reader checks it */
+    if (sp_stream_check_run(src, NULL, 0, NULL, why, whylen) != 0)
+        return 1;
+    stream_columns sc = {.src = src, .reader_file = -1};
+    for (size_t f = 0; f < src->num_paths; f++)
+        for (int col = 0; col < J_N; col++)
+            sc.present[col] |= file_column(&src->shapes[f], col) >= 0;
+    sc.present[J_START] = sc.present[J_END] = 1;
+    sc.a = malloc(JSON_WINDOW * sizeof *sc.a);
+    sc.b = malloc(JSON_WINDOW * sizeof *sc.b);
+    if (!sc.a || !sc.b) {
+        free(sc.a);
+        free(sc.b);
+        snprintf(why, whylen, "out of memory");
+        return 1;
+    }
+    columns cols = {stream_present, stream_any_gpu, stream_write, &sc};
+    int rc = write_document(out, src->profile, options, &cols, why, whylen);
+    if (rc == 0 && (sc.failed || ferror(out)))
+        rc = -1;
+    if (rc < 0)
+        snprintf(why, whylen, "write failed, out of memory, or the files changed");
+    sp_h5_event_reader_close(sc.reader);
+    free(sc.a);
+    free(sc.b);
+    return rc;
 }

@@ -43,6 +43,7 @@
 
 #include "mpi_flows.h"
 #include "protobuf_writer.h"
+#include "stream_calls.h"
 #include "stream_filter.h"
 #include "scopeprof/export.h"
 #include "scopeprof/report.h" /* sp_rank_clock_offset */
@@ -463,6 +464,9 @@ typedef struct stream_pass {
     size_t lane_index;
     int lane_started, rank_described;
     uint64_t calls;
+    uint64_t kept;               /* the first pass: kept calls of the rank */
+    sx_stacks stacks;            /* the lane's kept calls still open */
+    int64_t ordinal;
 } stream_pass;
 
 static int note_lane(stream_pass *p, int64_t lane)
@@ -491,14 +495,23 @@ static int note_lane(stream_pass *p, int64_t lane)
     return 0;
 }
 
+static int close_slice(void *ctx, const sx_open *o)
+{
+    stream_pass *p = ctx;
+    slice_event(p->w, o->call_id - p->w->origin, 0, o->region, 0);
+    return p->w->failed ? -1 : 0;
+}
+
 static int pass_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
 {
     stream_pass *p = ctx;
     *user = parent;
     if (!sp_stream_filter_keeps(&p->filter, call))
         return 0;
-    if (p->collecting)
+    if (p->collecting) {
+        p->kept++;
         return note_lane(p, call->lane) < 0 ? -1 : 0;
+    }
     if (call->lane != p->target)
         return 0;
     writer *w = p->w;
@@ -510,18 +523,26 @@ static int pass_enter(void *ctx, const sp_stream_call *call, int64_t parent, int
         start_lane(w, p->rank, p->lane_index, p->target, call->start - w->origin);
         p->lane_started = 1;
     }
+    /* the calls above the kept parent end before this one begins */
+    sx_stack *stack = sx_stacks_enter(&p->stacks, call->lane, parent, close_slice, p);
+    sx_open o = {p->ordinal, call->end, call->region}; /* call_id slot: the end */
+    if (!stack || sx_stack_push(stack, &o) < 0)
+        return -1;
     p->calls++;
     slice_event(w, call->start - w->origin, 1, call->region, 0);
-    *user = 0;
+    *user = p->ordinal++;
     return w->failed ? -1 : 1;
 }
 
+/* Ends are written from the stack of open kept calls, not at the stream's
+ * exits: a rank replayed from memory (rank_stream.c) gives its exits after
+ * every enter. */
 static int pass_exit(void *ctx, const sp_stream_call *call, int64_t user)
 {
-    stream_pass *p = ctx;
+    (void)ctx;
+    (void)call;
     (void)user;
-    slice_event(p->w, call->end - p->w->origin, 0, call->region, 0);
-    return p->w->failed ? -1 : 0;
+    return 0;
 }
 
 /* One pass over `rank`.  0, 1 (fall back: why), -1 (write failed). */
@@ -616,6 +637,17 @@ int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
         w->origin = stream_origin(src, with_stats, first);
     }
     sp_call_visitor visitor = {pass_enter, pass_exit, &p};
+    /* First every rank's lanes (a pass over it when it has thread ids, or
+     * always on standard output, which cannot be truncated and written
+     * again after a late problem), so that a problem is found before the
+     * first byte; then the lanes, one pass each. */
+    int64_t **rank_lanes = rc == 0 ? calloc((size_t)num_ranks + 1, sizeof *rank_lanes) : NULL;
+    size_t *rank_num_lanes = rc == 0 ? calloc((size_t)num_ranks + 1, sizeof *rank_num_lanes)
+                                     : NULL;
+    if (rc == 0 && (!rank_lanes || !rank_num_lanes))
+        rc = -1;
+    int check_first = w && (w->has_lanes || out == stdout);
+    uint64_t kept = 0;
     for (long k = 0; k < num_ranks && rc == 0; k++) {
         uint32_t rank = ranks[k];
         if (sp_stream_rank_file(src, rank) < 0)
@@ -623,21 +655,51 @@ int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
         p.rank = rank;
         sp_stream_filter_rank(&p.filter, rank);
         p.num_lanes = 0;
-        p.rank_described = 0;
-        if (w->has_lanes) {
+        if (check_first) {
             p.collecting = 1;
+            p.kept = 0;
             rc = stream_pass_run(&p, src, rank, &visitor, why, whylen);
             p.collecting = 0;
+            kept += p.kept;
+            if (!w->has_lanes && p.num_lanes) /* one lane: the calls are on -1 */
+                p.num_lanes = 1;
         } else if (note_lane(&p, -1) < 0) {
             rc = -1;
         }
-        for (size_t t = 0; t < p.num_lanes && rc == 0; t++) {
-            p.target = p.lanes[t];
-            p.lane_index = t;
-            p.lane_started = 0;
-            rc = stream_pass_run(&p, src, rank, &visitor, why, whylen);
+        if (rc == 0 && p.num_lanes) {
+            rank_lanes[k] = malloc(p.num_lanes * sizeof **rank_lanes);
+            if (!rank_lanes[k])
+                rc = -1;
+            else
+                memcpy(rank_lanes[k], p.lanes, p.num_lanes * sizeof **rank_lanes);
+            rank_num_lanes[k] = p.num_lanes;
         }
     }
+    if (rc == 0 && check_first && kept == 0) {
+        snprintf(why, whylen, "no calls: the in-memory path words it");
+        rc = 1;
+    }
+    for (long k = 0; k < num_ranks && rc == 0; k++) {
+        uint32_t rank = ranks[k];
+        p.rank = rank;
+        sp_stream_filter_rank(&p.filter, rank);
+        p.rank_described = 0;
+        for (size_t t = 0; t < rank_num_lanes[k] && rc == 0; t++) {
+            p.target = rank_lanes[k][t];
+            p.lane_index = t;
+            p.lane_started = 0;
+            p.ordinal = 0;
+            rc = stream_pass_run(&p, src, rank, &visitor, why, whylen);
+            if (rc == 0 && sx_stacks_close_all(&p.stacks, close_slice, &p) != 0)
+                rc = -1;
+            if (rc > 0 && check_first)
+                rc = -1; /* checked before: bytes are out */
+        }
+    }
+    for (long k = 0; rank_lanes && k < num_ranks; k++)
+        free(rank_lanes[k]);
+    free(rank_lanes);
+    free(rank_num_lanes);
     if (w)
         flush(w);
     if (rc == 0 && w->failed)
@@ -656,6 +718,7 @@ int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
     }
     free(w);
     sp_stream_filter_free(&p.filter);
+    sx_stacks_free(&p.stacks);
     free(p.lanes);
     free(ranks);
     return rc;

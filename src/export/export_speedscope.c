@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export_stream.h"
 #include "scopeprof/export.h"
 #include "scopeprof_config.h"
+#include "stream_calls.h"
 
 typedef struct frames {
     int64_t *of_region;   /* profile->num_names: frame index or -1 */
@@ -27,12 +29,10 @@ typedef struct walk_ctx {
     uint64_t events;
 } walk_ctx;
 
-static int64_t frame_for(walk_ctx *w, size_t call)
+/* The frame of a call of `region` whose row is `row` (NULL: none). */
+static int64_t frame_of(frames *f, uint32_t region, const sp_row *row)
 {
-    uint32_t region = w->data->calls.region[call];
-    frames *f = w->frames;
     if (f->of_region[region] < 0) {
-        const sp_row *row = sp_rank_data_row(w->profile, w->data, call);
         f->of_region[region] = (int64_t)f->n;
         f->region[f->n] = region;
         f->file[f->n] = row && row->source_file ? row->source_file : "";
@@ -40,7 +40,6 @@ static int64_t frame_for(walk_ctx *w, size_t call)
         f->n++;
     } else if (!f->file[f->of_region[region]][0]) {
         /* Another rank may know the source the first one lacked. */
-        const sp_row *row = sp_rank_data_row(w->profile, w->data, call);
         if (row && row->source_file && row->source_file[0]) {
             f->file[f->of_region[region]] = row->source_file;
             f->line[f->of_region[region]] = row->source_line;
@@ -49,18 +48,29 @@ static int64_t frame_for(walk_ctx *w, size_t call)
     return f->of_region[region];
 }
 
-static void event(walk_ctx *w, const char *type, size_t call, int64_t at)
+static int64_t frame_for(walk_ctx *w, size_t call)
 {
-    sp_json *j = w->j;
+    return frame_of(w->frames, w->data->calls.region[call],
+                    sp_rank_data_row(w->profile, w->data, call));
+}
+
+/* One event object. */
+static void write_event(sp_json *j, const char *type, int64_t frame, int64_t at)
+{
     sp_json_newline(j);
     sp_json_begin_object(j);
     sp_json_key(j, "type");
     sp_json_string(j, type);
     sp_json_key(j, "frame");
-    sp_json_int(j, frame_for(w, call));
+    sp_json_int(j, frame);
     sp_json_key(j, "at");
-    sp_json_fixed(j, at - w->origin, 9);
+    sp_json_fixed(j, at, 9);
     sp_json_end_object(j);
+}
+
+static void event(walk_ctx *w, const char *type, size_t call, int64_t at)
+{
+    write_event(w->j, type, frame_for(w, call), at - w->origin);
     w->events++;
 }
 
@@ -78,22 +88,8 @@ static int close_call(void *ctx, size_t call)
     return 0;
 }
 
-static void write_profile(walk_ctx *w, const sp_lane_walk *walk, size_t lane)
+static void begin_profile(sp_json *j, const char *name, int64_t start, int64_t end)
 {
-    const sp_calls *c = &w->data->calls;
-    sp_json *j = w->j;
-    char name[600];
-    if (!c->lane) {
-        snprintf(name, sizeof name, "rank %u", w->data->rank);
-    } else {
-        char label[512];
-        sp_lane_label(w->profile, w->data->rank, walk->lanes[lane], label, sizeof label);
-        snprintf(name, sizeof name, "rank %u - %s", w->data->rank, label);
-    }
-    int64_t first = walk->first_root[lane], last_end = c->start[first];
-    for (int64_t r = first; r >= 0; r = walk->next_sibling[r])
-        if (c->end[r] > last_end)
-            last_end = c->end[r];
     sp_json_newline(j);
     sp_json_begin_object(j);
     sp_json_key(j, "type");
@@ -103,11 +99,38 @@ static void write_profile(walk_ctx *w, const sp_lane_walk *walk, size_t lane)
     sp_json_key(j, "unit");
     sp_json_string(j, "seconds");
     sp_json_key(j, "startValue");
-    sp_json_fixed(j, c->start[first] - w->origin, 9);
+    sp_json_fixed(j, start, 9);
     sp_json_key(j, "endValue");
-    sp_json_fixed(j, last_end - w->origin, 9);
+    sp_json_fixed(j, end, 9);
     sp_json_key(j, "events");
     sp_json_begin_array(j);
+}
+
+/* "rank R", or "rank R - <lane label>" when the run has lanes. */
+static void profile_name(const sp_profile *profile, uint32_t rank, int has_lanes, int64_t lane,
+                         char *name, size_t len)
+{
+    if (!has_lanes) {
+        snprintf(name, len, "rank %u", rank);
+    } else {
+        char label[512];
+        sp_lane_label(profile, rank, lane, label, sizeof label);
+        snprintf(name, len, "rank %u - %s", rank, label);
+    }
+}
+
+static void write_profile(walk_ctx *w, const sp_lane_walk *walk, size_t lane)
+{
+    const sp_calls *c = &w->data->calls;
+    sp_json *j = w->j;
+    char name[600];
+    profile_name(w->profile, w->data->rank, c->lane != NULL, walk->lanes[lane], name,
+                 sizeof name);
+    int64_t first = walk->first_root[lane], last_end = c->start[first];
+    for (int64_t r = first; r >= 0; r = walk->next_sibling[r])
+        if (c->end[r] > last_end)
+            last_end = c->end[r];
+    begin_profile(j, name, c->start[first] - w->origin, last_end - w->origin);
     sp_lane_walk_visit(walk, c, lane, open_call, close_call, w);
     sp_json_end_array(j);
     sp_json_end_object(j);
@@ -138,6 +161,56 @@ static void write_frames(sp_json *j, const sp_profile *profile, const frames *f)
     sp_json_end_object(j);
 }
 
+static void begin_document(sp_json *j, FILE *out, const sp_profile *profile,
+                           const sp_export_options *options)
+{
+    sp_json_init(j, out);
+    sp_json_begin_object(j);
+    sp_json_key(j, "$schema");
+    sp_json_string(j, "https://www.speedscope.app/file-format-schema.json");
+    sp_json_key(j, "exporter");
+    sp_json_string(j, "scopeprof@" SCOPEPROF_VERSION);
+    sp_json_key(j, "name");
+    sp_json_string(j, sp_export_label(profile, options));
+    sp_json_key(j, "profiles");
+    sp_json_begin_array(j);
+}
+
+static void end_document(sp_json *j, FILE *out, const sp_profile *profile, const frames *f,
+                         size_t active)
+{
+    sp_json_end_array(j);
+    /* After the profiles, once known: key order does not matter in JSON. */
+    sp_json_key(j, "activeProfileIndex");
+    sp_json_int(j, (int64_t)active);
+    write_frames(j, profile, f);
+    sp_json_end_object(j);
+    fputc('\n', out);
+}
+
+static int frames_alloc(frames *f, size_t num_names)
+{
+    size_t names = num_names ? num_names : 1;
+    f->of_region = malloc(names * sizeof *f->of_region);
+    f->region = malloc(names * sizeof *f->region);
+    f->file = malloc(names * sizeof *f->file);
+    f->line = malloc(names * sizeof *f->line);
+    f->n = 0;
+    if (!f->of_region || !f->region || !f->file || !f->line)
+        return -1;
+    for (size_t r = 0; r < num_names; r++)
+        f->of_region[r] = -1;
+    return 0;
+}
+
+static void frames_free(frames *f)
+{
+    free(f->of_region);
+    free(f->region);
+    free(f->file);
+    free(f->line);
+}
+
 int sp_export_speedscope(FILE *out, const sp_profile *profile, const sp_export_options *options,
                          char *err, size_t errlen)
 {
@@ -160,16 +233,7 @@ int sp_export_speedscope(FILE *out, const sp_profile *profile, const sp_export_o
         f.of_region[r] = -1;
 
     sp_json j;
-    sp_json_init(&j, out);
-    sp_json_begin_object(&j);
-    sp_json_key(&j, "$schema");
-    sp_json_string(&j, "https://www.speedscope.app/file-format-schema.json");
-    sp_json_key(&j, "exporter");
-    sp_json_string(&j, "scopeprof@" SCOPEPROF_VERSION);
-    sp_json_key(&j, "name");
-    sp_json_string(&j, sp_export_label(profile, options));
-    sp_json_key(&j, "profiles");
-    sp_json_begin_array(&j);
+    begin_document(&j, out, profile, options);
     walk_ctx w = {.j = &j, .profile = profile, .frames = &f,
                   .origin = sp_selection_first_start(profile, sel)};
     size_t profiles = 0, active = 0;
@@ -194,13 +258,7 @@ int sp_export_speedscope(FILE *out, const sp_profile *profile, const sp_export_o
         sp_lane_walk_free(&walk);
         sp_rank_data_free(&data);
     }
-    sp_json_end_array(&j);
-    /* After the profiles, once known: key order does not matter in JSON. */
-    sp_json_key(&j, "activeProfileIndex");
-    sp_json_int(&j, (int64_t)active);
-    write_frames(&j, profile, &f);
-    sp_json_end_object(&j);
-    fputc('\n', out);
+    end_document(&j, out, profile, &f, active);
     if (profiles == 0) {
         snprintf(err, errlen, "%s: no calls recorded for the selected ranks and filters",
                  profile->path ? profile->path : "profile");
@@ -214,5 +272,149 @@ done:
     free(f.region);
     free(f.file);
     free(f.line);
+    return rc;
+}
+
+/* ---- The same document from a run source (docs/stream.md, "Exports") ----
+ *
+ * The document's time origin is the earliest kept call of the selection and
+ * each profile starts with its lane's first start and last end: a first
+ * pass over every selected rank learns those (and makes the reader's
+ * checks, before any byte is written).  Profiles are then written lane by
+ * lane: one pass over the rank per lane, writing that lane's calls and
+ * dropping the others' (which changes nothing on this lane), as perfetto
+ * does.  An event closes a call once the stream gives a kept call that is
+ * not inside it, or at the end of the rank; the stream's own exits are not
+ * used, since a rank replayed from memory gives them last. */
+
+typedef struct speedscope_pass {
+    sx_run run;
+    sp_json *j;
+    frames *frames;
+    int64_t origin;
+    sx_lanes *lanes;             /* NULL: writing */
+    int64_t target;              /* the lane being written */
+    int64_t ordinal;
+    sx_stacks stacks;
+    uint64_t events;
+    int failed;
+} speedscope_pass;
+
+static int ss_close(speedscope_pass *p, const sx_open *o, int64_t end)
+{
+    write_event(p->j, "C", frame_of(p->frames, o->region, sx_run_row(&p->run, o->region)),
+                end - p->origin);
+    p->events++;
+    return 0;
+}
+
+/* The close callback: the call's end is kept in its call_id slot (a
+ * speedscope event needs no id). */
+static int ss_close_cb(void *ctx, const sx_open *o)
+{
+    return ss_close(ctx, o, o->call_id);
+}
+
+static int ss_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
+{
+    speedscope_pass *p = ctx;
+    *user = parent;
+    if (!sp_stream_filter_keeps(&p->run.filter, call))
+        return 0;
+    if (p->lanes) {
+        if (call->start < p->origin)
+            p->origin = call->start;
+        return sx_lanes_note(p->lanes, call) < 0 ? -1 : 0;
+    }
+    if (call->lane != p->target)
+        return 0;
+    sx_stack *stack = sx_stacks_enter(&p->stacks, call->lane, parent, ss_close_cb, p);
+    sx_open o = {p->ordinal, call->end, call->region};
+    if (!stack || sx_stack_push(stack, &o) < 0)
+        return -1;
+    write_event(p->j, "O", frame_of(p->frames, call->region, sx_run_row(&p->run, call->region)),
+                call->start - p->origin);
+    p->events++;
+    *user = p->ordinal++;
+    return ferror(p->j->out) ? -1 : 1;
+}
+
+static int ss_exit(void *ctx, const sp_stream_call *call, int64_t user)
+{
+    (void)ctx;
+    (void)call;
+    (void)user;
+    return 0;
+}
+
+int sp_export_speedscope_stream(FILE *out, const sp_run_source *src,
+                                const sp_export_options *options, char *why, size_t whylen)
+{
+    frames f = {0};
+    speedscope_pass p = {.frames = &f, .origin = INT64_MAX};
+    sp_json j;
+    p.j = &j;
+    int rc = sx_run_begin(&p.run, src, options, why, whylen);
+    sx_lanes *lanes = NULL;
+    if (rc == 0 && (frames_alloc(&f, src->profile->num_names) < 0 ||
+                    !(lanes = calloc((size_t)p.run.num_ranks + 1, sizeof *lanes))))
+        rc = -1;
+    sp_call_visitor visitor = {ss_enter, ss_exit, &p};
+    size_t profiles = 0;
+    for (long k = 0; k < p.run.num_ranks && rc == 0; k++) {
+        p.lanes = &lanes[k];
+        sx_run_rank(&p.run, p.run.ranks[k]);
+        rc = sx_run_pass(&p.run, p.run.ranks[k], &visitor, why, whylen);
+        profiles += lanes[k].n;
+    }
+    p.lanes = NULL;
+    if (rc == 0 && profiles == 0) {
+        snprintf(why, whylen, "no calls: the in-memory path words it");
+        rc = 1;
+    }
+    if (rc < 0) { /* nothing written yet: the in-memory path may still do */
+        if (!why[0])
+            snprintf(why, whylen, "out of memory");
+        rc = 1;
+    }
+    int writing = rc == 0;
+    if (writing)
+        begin_document(&j, out, src->profile, options);
+    size_t active = 0, index = 0;
+    for (long k = 0; k < p.run.num_ranks && rc == 0; k++) {
+        uint32_t rank = p.run.ranks[k];
+        sx_run_rank(&p.run, rank);
+        for (size_t l = 0; l < lanes[k].n && rc == 0; l++, index++) {
+            const sx_lane *lane = &lanes[k].v[l];
+            /* Open on the first rank's main thread (thread index 0). */
+            if (k == 0 && src->any_thread && lane->lane == sp_lane_id(0, -1))
+                active = index;
+            char name[600];
+            profile_name(src->profile, rank, src->any_thread, lane->lane, name, sizeof name);
+            begin_profile(&j, name, lane->first_start - p.origin, lane->last_end - p.origin);
+            p.target = lane->lane;
+            p.ordinal = 0;
+            if (sx_run_pass(&p.run, rank, &visitor, why, whylen) != 0 ||
+                sx_stacks_close_all(&p.stacks, ss_close_cb, &p) != 0)
+                rc = -1;
+            sp_json_end_array(&j);
+            sp_json_end_object(&j);
+        }
+    }
+    if (writing) {
+        end_document(&j, out, src->profile, &f, active);
+        if (rc == 0 && ferror(out))
+            rc = -1;
+        if (rc < 0)
+            snprintf(why, whylen, "write failed, out of memory, or the files changed");
+    }
+    if (rc == 0)
+        sp_export_warn_events(options, p.events, "speedscope export");
+    for (long k = 0; lanes && k < p.run.num_ranks; k++)
+        sx_lanes_free(&lanes[k]);
+    free(lanes);
+    frames_free(&f);
+    sx_stacks_free(&p.stacks);
+    sx_run_end(&p.run);
     return rc;
 }

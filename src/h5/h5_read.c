@@ -298,6 +298,8 @@ static int measure_events(hid_t file, sp_profile *profile, int deltas, int have_
         }
         if (c < SP_H5_COL_N)
             shape->has[c] = 1;
+        else if (c == SP_H5_COL_N)
+            shape->has_await = 1;
         else if (c == SP_H5_COL_N + 1)
             shape->has_fork = 1;
         else if (c > SP_H5_COL_N + 1) { /* (await_ns: nothing the analysis reads) */

@@ -10,8 +10,9 @@
 
 struct sp_h5_event_reader {
     hid_t file;
-    hid_t dset[SP_H5_COL_N];
-    hid_t space[SP_H5_COL_N];
+    hid_t dset[SP_H5_COL_ALL];
+    hid_t space[SP_H5_COL_ALL];
+    int lazy[SP_H5_COL_ALL];      /* await_ns, fork_parent_ids: open at the first read */
     hid_t xdset[SP_EXTRA_N];  /* MPI columns */
     hid_t xspace[SP_EXTRA_N];
     const char *path;
@@ -22,7 +23,7 @@ void sp_h5_event_reader_close(sp_h5_event_reader *r)
 {
     if (!r)
         return;
-    for (int c = 0; c < SP_H5_COL_N; c++) {
+    for (int c = 0; c < SP_H5_COL_ALL; c++) {
         if (r->space[c] >= 0)
             H5Sclose(r->space[c]);
         if (r->dset[c] >= 0)
@@ -54,10 +55,12 @@ sp_h5_event_reader *sp_h5_event_reader_open(const char *path, const sp_h5_event_
     }
     r->path = path;
     r->file = -1;
-    for (int c = 0; c < SP_H5_COL_N; c++)
+    for (int c = 0; c < SP_H5_COL_ALL; c++)
         r->dset[c] = r->space[c] = -1;
     for (int c = 0; c < SP_EXTRA_N; c++)
         r->xdset[c] = r->xspace[c] = -1;
+    r->lazy[SP_H5_COL_AWAIT] = shape->has_await;
+    r->lazy[SP_H5_COL_FORK] = shape->has_fork;
     sp_h5_silence();
     struct stat st;
     r->bytes = stat(path, &st) == 0 ? (int64_t)st.st_size : 0;
@@ -100,7 +103,14 @@ static int read_window(sp_h5_event_reader *r, hid_t dset, hid_t space, uint64_t 
 int sp_h5_event_reader_read(sp_h5_event_reader *r, int col, uint64_t offset, size_t count,
                             int64_t *out)
 {
-    if (col < 0 || col >= SP_H5_COL_N || r->dset[col] < 0)
+    if (col >= SP_H5_COL_N && col < SP_H5_COL_ALL && r->lazy[col]) {
+        r->lazy[col] = 0;
+        r->dset[col] = H5Dopen2(r->file, col == SP_H5_COL_AWAIT ? "events/await_ns"
+                                                                : "events/fork_parent_ids",
+                                H5P_DEFAULT);
+        r->space[col] = r->dset[col] >= 0 ? H5Dget_space(r->dset[col]) : -1;
+    }
+    if (col < 0 || col >= SP_H5_COL_ALL || r->dset[col] < 0 || r->space[col] < 0)
         return -1;
     return read_window(r, r->dset[col], r->space[col], offset, count, out);
 }

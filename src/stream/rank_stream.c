@@ -574,7 +574,7 @@ static int visit(stream_state *st, size_t k)
         .call = {.region = r->region, .depth = (uint32_t)ls->depth, .lane = lane,
                  .select_lane = select_lane,
                  .call_index = c->pos - r->row_offset, .start = s - st->offset,
-                 .end = e - st->offset},
+                 .end = e - st->offset, .call_id = call_id},
         .call_id = call_id,
         .kept_above = kept_above,
     };
@@ -732,6 +732,15 @@ static int replay_in_memory(stream_state *st, const char *path)
             seen += row->count;
         }
     }
+    /* the stored call ids: event = the row's offset + the call's index in it */
+    int64_t *row_offset = malloc((full->num_names + 1) * sizeof *row_offset);
+    if (rc == 0 && !row_offset)
+        rc = give_up(st, "out of memory");
+    for (size_t r = 0; rc == 0 && r < full->num_names; r++)
+        row_offset[r] = -1;
+    for (size_t r = 0; rc == 0 && r < full->num_rows; r++)
+        if (full->rows[r].rank == st->rank && full->rows[r].region < full->num_names)
+            row_offset[full->rows[r].region] = (int64_t)full->rows[r].offset;
     sp_rank_stream_info *info = st->info;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         int64_t p = calls.parent[i];
@@ -743,6 +752,8 @@ static int replay_in_memory(stream_state *st, const char *path)
         call.select_lane = call.lane;
         if (st->opt.event)
             st->opt.event(st->opt.event_ctx, call.start + st->offset, call.end + st->offset);
+        int64_t at = row_offset[calls.region[i]];
+        call.call_id = full->call_ids && at >= 0 ? full->call_ids[at + calls.call_index[i]] : -1;
         if (call.start < info->first_start)
             info->first_start = call.start;
         if (call.end > info->last_end)
@@ -784,6 +795,7 @@ static int replay_in_memory(stream_state *st, const char *path)
                                                              : 0);
     }
     info->calls = n;
+    free(row_offset);
     free(region);
     free(user);
     free(kept_above);

@@ -1420,3 +1420,42 @@ Test(cli, export_streamed_falls_back_on_a_late_rank_that_does_not_nest)
     result_free(&fs);
     result_free(&fm);
 }
+
+/* chrome, speedscope, csv, json (and perfetto on stdout) check every rank before their first
+ * byte (src/export/export_stream.h): a late rank that does not nest sends
+ * them to the in-memory path even on standard output, which then gets
+ * exactly the in-memory bytes and messages, nothing of a first try. */
+Test(cli, export_streamed_to_stdout_checks_every_rank_first)
+{
+    write_run();
+    static const char *const trace[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
+    const char *const formats[] = {"chrome", "speedscope", "csv", "json", "perfetto"};
+    for (size_t k = 0; k < 5; k++) {
+        const char *const args[] = {"export", formats[k], "run_rank00000.h5",
+                                    "run_rank00001.h5", "-o", "-", NULL};
+        result s = run_env(args, trace), m = run_env(args, memory);
+        cr_assert_eq(s.status, 0, "%s: %s", formats[k], s.err);
+        cr_expect_str_eq(s.err, "scopeprof export: streamed\n", "%s", formats[k]);
+        cr_expect_str_eq(s.out, m.out, "%s", formats[k]);
+        result_free(&s);
+        result_free(&m);
+    }
+    static const ev bad[] = {{"main", 0, 1000, 0}, {"solve", 500, 1500, 0}};
+    write_rank("run_rank00001.h5", 1, bad, 2, (const char *const[]){"MainThread", NULL});
+    for (size_t k = 0; k < 5; k++) {
+        const char *const args[] = {"export", formats[k], "run_rank00000.h5",
+                                    "run_rank00001.h5", "-o", "-", NULL};
+        result s = run_env(args, trace), m = run_env(args, memory);
+        /* json is lossless: it takes calls that do not nest, in memory */
+        cr_expect_eq(s.status, k == 3 ? 0 : 1, "%s: %s", formats[k], s.err);
+        cr_expect_eq(s.status, m.status, "%s", formats[k]);
+        cr_expect_neq(strstr(s.err, "scopeprof export: in memory: rank 1: recorded calls are "
+                                    "not properly nested"),
+                      NULL, "%s: %s", formats[k], s.err);
+        cr_expect_neq(strstr(s.err, m.err), NULL, "%s: %s\n---\n%s", formats[k], s.err, m.err);
+        cr_expect_str_eq(s.out, m.out, "%s: only the in-memory bytes", formats[k]);
+        result_free(&s);
+        result_free(&m);
+    }
+}
