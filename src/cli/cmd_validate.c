@@ -57,11 +57,18 @@ int cmd_validate(int argc, char **argv)
          * doubt goes to the full checker, which names every problem.
          * SCOPEPROF_VALIDATE_IN_MEMORY=1 always uses the checker (tests). */
         const char *force = getenv("SCOPEPROF_VALIDATE_IN_MEMORY");
+        const char *trace = getenv("SCOPEPROF_VALIDATE_TRACE"); /* tests: which path */
+        int traced = trace && !strcmp(trace, "1");
         if (!(force && !strcmp(force, "1")) && sp_stream_validate(argv[i], err, sizeof err) == 0) {
+            if (traced)
+                fprintf(stderr, "scopeprof validate: %s: streamed\n", argv[i]);
             printf("OK %s\n", argv[i]);
             fflush(stdout);
             continue;
         }
+        if (traced)
+            fprintf(stderr, "scopeprof validate: %s: checker%s%s\n", argv[i],
+                    force && !strcmp(force, "1") ? "" : ": ", force && !strcmp(force, "1") ? "" : err);
         long problems = sp_h5_check(argv[i], print_problem, argv[i], err, sizeof err);
         if (problems < 0) {
             fprintf(stderr, "scopeprof validate: %s\n", err);

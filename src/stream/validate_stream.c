@@ -1,7 +1,9 @@
 /* validate_stream.c - `scopeprof validate` of a sound file in bounded
- * memory: the skeleton read, then every rank streamed with nesting
- * required.  Whatever looks wrong is handed to the full checker
- * (sp_h5_check), which lists every problem in its own words. */
+ * memory: the skeleton read, every rank streamed with nesting required,
+ * then the columns the stream does not read (MPI columns, await_ns) read
+ * in windows, as the checker's reader reads every column.  Whatever looks
+ * wrong is handed to the full checker (sp_h5_check), which lists every
+ * problem in its own words. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,11 +11,26 @@
 
 #include "scopeprof/stream.h"
 
+/* The call ids of one rank, for its fork parent ids (docs/tasks.md: -1 or
+ * a call of the same rank): one bit per possible id, as the checker's dense
+ * case keeps a byte.  Ids beyond `limit` are too sparse for it: the checker
+ * then sorts them. */
+typedef struct call_ids {
+    unsigned char *bits;
+    uint64_t limit;
+    int sparse;
+} call_ids;
+
 static int skip_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
 {
-    (void)ctx;
-    (void)call;
+    call_ids *ids = ctx;
     *user = parent;
+    if (ids && ids->bits && call->call_id >= 0) {
+        if ((uint64_t)call->call_id < ids->limit)
+            ids->bits[call->call_id / 8] |= (unsigned char)(1u << (call->call_id % 8));
+        else
+            ids->sparse = 1;
+    }
     return 0;
 }
 
@@ -23,6 +40,86 @@ static int skip_exit(void *ctx, const sp_stream_call *call, int64_t user)
     (void)call;
     (void)user;
     return 0;
+}
+
+/* Every value of the columns the call stream leaves alone must read, as
+ * the checker's reader reads them (their lengths were checked when the
+ * run source was opened). */
+#define OTHER_WINDOW 65536
+
+static int read_other_columns(const sp_run_source *src, char *why, size_t whylen)
+{
+    const sp_h5_event_shape *shape = &src->shapes[0];
+    int wanted = shape->has_await;
+    for (int c = 0; c < SP_EXTRA_N; c++)
+        wanted |= shape->has_extra[c];
+    if (!wanted || shape->num_events == 0)
+        return 0;
+    char err[1024];
+    sp_h5_event_reader *r = sp_h5_event_reader_open(src->paths[0], shape, 1 << 20, err, sizeof err);
+    if (!r) {
+        snprintf(why, whylen, "%s", err);
+        return 1;
+    }
+    int64_t *window = malloc(OTHER_WINDOW * sizeof *window);
+    int rc = window ? 0 : 1;
+    if (!window)
+        snprintf(why, whylen, "out of memory");
+    for (int c = -1; rc == 0 && c < SP_EXTRA_N; c++) {
+        if (c < 0 ? !shape->has_await : !shape->has_extra[c])
+            continue;
+        for (uint64_t at = 0; rc == 0 && at < shape->num_events; at += OTHER_WINDOW) {
+            size_t n = shape->num_events - at < OTHER_WINDOW ? (size_t)(shape->num_events - at)
+                                                             : OTHER_WINDOW;
+            int got = c < 0 ? sp_h5_event_reader_read(r, SP_H5_COL_AWAIT, at, n, window)
+                            : sp_h5_event_reader_read_extra(r, c, at, n, window);
+            if (got != 0) {
+                snprintf(why, whylen, "events/%s does not read",
+                         c < 0 ? "await_ns" : sp_event_extra_names[c]);
+                rc = 1;
+            }
+        }
+    }
+    free(window);
+    sp_h5_event_reader_close(r);
+    return rc;
+}
+
+/* Every fork parent id of `rank` is -1 or one of its calls. */
+static int check_fork_parents(const sp_run_source *src, uint32_t rank, const call_ids *ids,
+                              char *why, size_t whylen)
+{
+    const sp_profile *p = src->profile;
+    char err[1024];
+    sp_h5_event_reader *r = sp_h5_event_reader_open(src->paths[0], &src->shapes[0], 1 << 20, err,
+                                                    sizeof err);
+    int64_t *window = r ? malloc(OTHER_WINDOW * sizeof *window) : NULL;
+    int rc = window ? 0 : 1;
+    if (rc)
+        snprintf(why, whylen, "%s", r ? "out of memory" : err);
+    for (size_t row = 0; rc == 0 && row < p->num_rows; row++) {
+        if (p->rows[row].rank != rank)
+            continue;
+        for (uint64_t j = 0; rc == 0 && j < p->rows[row].count; j += OTHER_WINDOW) {
+            size_t n = p->rows[row].count - j < OTHER_WINDOW ? (size_t)(p->rows[row].count - j)
+                                                             : OTHER_WINDOW;
+            if (sp_h5_event_reader_read(r, SP_H5_COL_FORK, p->rows[row].offset + j, n, window)) {
+                snprintf(why, whylen, "events/fork_parent_ids does not read");
+                rc = 1;
+            }
+            for (size_t k = 0; rc == 0 && k < n; k++) {
+                int64_t v = window[k];
+                if (v != -1 && !(v >= 0 && (uint64_t)v < ids->limit &&
+                                 (ids->bits[v / 8] >> (v % 8) & 1))) {
+                    snprintf(why, whylen, "a fork parent id is no call of its rank");
+                    rc = 1;
+                }
+            }
+        }
+    }
+    free(window);
+    sp_h5_event_reader_close(r);
+    return rc;
 }
 
 int sp_stream_validate(const char *path, char *why, size_t whylen)
@@ -42,10 +139,13 @@ int sp_stream_validate(const char *path, char *why, size_t whylen)
     int rc = 0;
     const sp_profile *p = src.profile;
     /* Columns this path does not read are left to the checker. */
-    if (p->aggregate || src.shapes[0].has_other || src.shapes[0].has_fork) {
-        snprintf(why, whylen, "aggregate layout, fork edges or MPI columns");
+    if (p->aggregate) {
+        snprintf(why, whylen, "aggregate layout");
         rc = 1;
     }
+    /* Fork edges are checked as the checker checks them when there are
+     * call ids to refer to (without, it does not check them either). */
+    int forks = src.shapes[0].has_fork && src.shapes[0].has[SP_H5_COL_CALL];
     uint32_t *done = malloc((p->num_rows + 1) * sizeof *done);
     size_t num_done = 0;
     if (!done)
@@ -58,16 +158,37 @@ int sp_stream_validate(const char *path, char *why, size_t whylen)
         if (seen)
             continue;
         done[num_done++] = rank;
-        sp_call_visitor none = {skip_enter, skip_exit, NULL};
+        call_ids ids = {0};
+        if (forks) {
+            uint64_t calls = 0;
+            for (size_t k = 0; k < p->num_rows; k++)
+                calls += p->rows[k].rank == rank ? p->rows[k].count : 0;
+            ids.limit = 4 * calls + 1024;
+            if (!(ids.bits = calloc((size_t)(ids.limit / 8 + 1), 1))) {
+                snprintf(why, whylen, "out of memory");
+                rc = 1;
+                break;
+            }
+        }
+        sp_call_visitor none = {skip_enter, skip_exit, &ids};
         sp_rank_stream_info info;
         rc = sp_stream_rank(&src, rank, 0, &none, &info, why, whylen) ? 1 : 0;
         sp_rank_stream_info_free(&info);
+        if (rc == 0 && forks && ids.sparse) {
+            snprintf(why, whylen, "call ids too sparse for a bitmap");
+            rc = 1;
+        }
+        if (rc == 0 && forks)
+            rc = check_fork_parents(&src, rank, &ids, why, whylen);
+        free(ids.bits);
     }
     if (rc == 0 && sp_run_source_unstreamable(&src) &&
         !strcmp(sp_run_source_unstreamable(&src), "two rows for one rank and region")) {
         snprintf(why, whylen, "two rows for one rank and region");
         rc = 1;
     }
+    if (rc == 0)
+        rc = read_other_columns(&src, why, whylen);
     free(done);
     sp_run_source_close(&src);
     return rc;

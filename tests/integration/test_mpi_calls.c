@@ -221,6 +221,47 @@ static void report_streamed_equals_in_memory(const struct harness_run *run)
     }
 }
 
+/* validate streams files with MPI columns and fork edges (the mpi_calls
+ * program's polling thread): the checker's verdict, each file confirmed on
+ * the stream; a damaged MPI column is handed to the checker, which words it. */
+static void validate_streamed_equals_in_memory(const struct harness_run *run)
+{
+    static const char *const args[] = {"validate", NULL};
+    struct harness_run s, m;
+    scopeprof_on_run_env(run, &s, "SCOPEPROF_VALIDATE_TRACE=1", args);
+    scopeprof_on_run_env(run, &m, "SCOPEPROF_VALIDATE_IN_MEMORY=1", args);
+    cr_expect_str_eq(s.out, m.out);
+    for (int r = 0; r < N; r++) {
+        char line[96];
+        snprintf(line, sizeof line, "scope_profile_rank%05d.h5: streamed\n", r);
+        cr_expect_not_null(strstr(s.err, line), "%s", s.err);
+    }
+    harness_run_free(&s);
+    harness_run_free(&m);
+
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && mkdir -p damaged && cp scope_profile_rank00001.h5 damaged/ && "
+             "/usr/bin/python3 -c \"import h5py, numpy\n"
+             "f = h5py.File('damaged/scope_profile_rank00001.h5', 'r+')\n"
+             "n = len(f['events/mpi_peer']); del f['events/mpi_peer']\n"
+             "f.create_dataset('events/mpi_peer', data=numpy.array([b'x'] * n, dtype='S8'))\"",
+             run->dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    const char *const bad[] = {SCOPEPROF_EXE, "validate",
+                               harness_path(run, "damaged/scope_profile_rank00001.h5"), NULL};
+    const char *const trace[] = {"SCOPEPROF_VALIDATE_TRACE=1", NULL};
+    const char *const memory[] = {"SCOPEPROF_VALIDATE_IN_MEMORY=1", NULL};
+    cr_assert_eq(harness_run(&s, bad, trace, 0), 0);
+    cr_assert_eq(harness_run(&m, bad, memory, 0), 0);
+    cr_expect_eq(s.exit_code, 1);
+    cr_expect_str_eq(s.out, m.out);
+    cr_expect_not_null(strstr(s.out, "events/mpi_peer cannot be read"), "%s", s.out);
+    cr_expect_not_null(strstr(s.err, "checker: events/mpi_peer does not read"), "%s", s.err);
+    harness_run_free(&s);
+    harness_run_free(&m);
+}
+
 static void check_calls(const char *family)
 {
     struct harness_run run;
@@ -252,6 +293,7 @@ static void check_calls(const char *family)
                            wanted[i], report.out);
     harness_run_free(&report);
     report_streamed_equals_in_memory(&run);
+    validate_streamed_equals_in_memory(&run);
     harness_run_free(&run);
 }
 

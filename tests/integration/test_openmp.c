@@ -352,6 +352,51 @@ Test(openmp, report_shows_threads_imbalance_and_barrier)
     harness_run_free(&run);
 }
 
+/* validate streams a file with fork edges: every fork parent id is checked
+ * against the rank's calls as the checker checks it, so a wrong one hands
+ * the file to the checker, which names it. */
+static void validate_run(const char *path, const char *env, struct harness_run *out)
+{
+    const char *argv[] = {SCOPEPROF_EXE, "validate", path, NULL};
+    const char *envs[] = {env, NULL};
+    cr_assert_eq(harness_run(out, argv, envs, 0), 0);
+}
+
+Test(openmp, validate_checks_fork_edges_on_the_stream)
+{
+    struct harness_run run;
+    sp_profile *p = run_omp(&run, "gomp", "region", NULL);
+    cr_assert_not_null(p->fork_parent_ids);
+    sp_profile_free(p);
+    const char *path = harness_path(&run, "scope_profile_rank00000.h5");
+    struct harness_run s, m;
+    validate_run(path, "SCOPEPROF_VALIDATE_TRACE=1", &s);
+    validate_run(path, "SCOPEPROF_VALIDATE_IN_MEMORY=1", &m);
+    cr_expect_eq(s.exit_code, 0, "%s", s.err);
+    cr_expect_str_eq(s.out, m.out);
+    cr_expect_not_null(strstr(s.err, ": streamed\n"), "%s", s.err);
+    harness_run_free(&s);
+    harness_run_free(&m);
+
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c \"import h5py, numpy\n"
+             "f = h5py.File('%s', 'r+'); d = f['events/fork_parent_ids']; a = d[:]\n"
+             "a[int(numpy.argmax(a >= 0))] = 987654; d[...] = a\"",
+             path);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    validate_run(path, "SCOPEPROF_VALIDATE_TRACE=1", &s);
+    validate_run(path, "SCOPEPROF_VALIDATE_IN_MEMORY=1", &m);
+    cr_expect_eq(s.exit_code, 1);
+    cr_expect_str_eq(s.out, m.out);
+    cr_expect_not_null(strstr(s.out, "fork parent id 987654"), "%s", s.out);
+    cr_expect_not_null(strstr(s.err, "checker: a fork parent id is no call of its rank"), "%s",
+                       s.err);
+    harness_run_free(&s);
+    harness_run_free(&m);
+    harness_run_free(&run);
+}
+
 /* MPI + OpenMP: the workers are "omp 1" whichever threads the MPI library
  * started before them; the library's own threads are kind "mpi". */
 static void mpi_openmp(const char *family)
