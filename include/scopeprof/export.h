@@ -139,6 +139,22 @@ int sp_export_chrome(FILE *out, const sp_profile *profile, const sp_export_optio
 /* One rank's pstats dict, in Python's marshal format. */
 int sp_export_prof(FILE *out, const sp_profile *profile, uint32_t rank,
                    const sp_export_options *options, char *err, size_t errlen);
+/* The same bytes from a run source, one rank at a time (docs/stream.md,
+ * "Exports"), in memory that follows the rank's distinct call paths (its
+ * regions and callers with --no-call-paths).  open: 0 with the ranks to
+ * write (*ranks, to free); 1 (why: export in memory, which words it: the
+ * run does not stream, no rank is selected, a problem in a rank left out);
+ * -1 out of memory.  rank: one rank's dict into out; 0 with *calls its
+ * calls (for sp_export_warn_events, which this does not call); 1 (why:
+ * discard every file written, export in memory); -1 out of memory. */
+typedef struct sp_prof_stream sp_prof_stream;
+struct sp_run_source;
+int sp_prof_stream_open(sp_prof_stream **out, const struct sp_run_source *src,
+                        const sp_export_options *options, uint32_t **ranks, long *num_ranks,
+                        char *why, size_t whylen);
+int sp_prof_stream_rank(sp_prof_stream *s, FILE *out, uint32_t rank, uint64_t *calls,
+                        char *why, size_t whylen);
+void sp_prof_stream_close(sp_prof_stream *s);
 int sp_export_folded(FILE *out, const sp_profile *profile, const sp_export_options *options,
                      char *err, size_t errlen);
 /* The folded export in its three steps, so that a run exported in parts

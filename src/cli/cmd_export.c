@@ -9,6 +9,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "dist/dist.h"
+#include "export_files_streamed.h"
 #include "scopeprof/export.h"
 #include "scopeprof/h5.h"
 #include "scopeprof/stream.h"
@@ -256,6 +257,9 @@ static int export_streamed(format fmt, const char *path, const char **files, siz
     const char *force = getenv("SCOPEPROF_EXPORT_IN_MEMORY");
     const char *trace = getenv("SCOPEPROF_EXPORT_TRACE");
     int to_stdout = !strcmp(path, "-");
+    if (fmt == PROF && !(force && !strcmp(force, "1")))
+        return cli_export_prof_streamed(path, files, num_files, options,
+                                        trace && !strcmp(trace, "1"));
     if ((force && !strcmp(force, "1")) || (fmt != PERFETTO && fmt != FOLDED) ||
         (fmt == PERFETTO && to_stdout))
         return -1;

@@ -1306,3 +1306,90 @@ Test(cli, export_streamed_falls_back_on_a_late_rank_that_does_not_nest)
     result_free(&fs);
     result_free(&fm);
 }
+
+/* The files of a directory whose names start with prefix. */
+static int count_prefixed(const char *prefix)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "ls -1 '%s' | grep -c '^%s' > '%s/count.txt'", dir, prefix, dir);
+    cr_assert_neq(system(cmd), -1);
+    char *text = slurp(in_dir("count.txt"));
+    int n = atoi(text);
+    free(text);
+    return n;
+}
+
+/* `export prof` streams one file per rank under a temporary name and
+ * renames them once every rank has streamed: a problem found in the last
+ * rank hands over to the in-memory path with the files as they were, so
+ * the end is that path's (it writes rank 0, then words the problem of rank
+ * 1: same files, messages, status; no temporary file left); a sound run
+ * gives the in-memory bytes, 'replaced' only for files that existed, and
+ * keeps an existing file's permissions. */
+Test(cli, export_prof_streamed_renames_its_files_once_every_rank_streamed)
+{
+    write_run();
+    static const char *const trace[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
+    FILE *old = fopen(in_dir("p_rank0.prof"), "w");
+    cr_assert_not_null(old);
+    fputs("old", old);
+    fclose(old);
+    cr_assert_eq(chmod(in_dir("p_rank0.prof"), 0640), 0);
+    const char *const good[] = {"export", "prof", "run_rank00000.h5", "run_rank00001.h5",
+                                "-o", "p", NULL};
+    result g = run_env(good, trace);
+    cr_assert_eq(g.status, 0, "%s", g.err);
+    cr_expect_str_eq(g.err, "scopeprof export: streamed\n");
+    cr_expect_neq(strstr(g.out, "p_rank0.prof (replaced the existing file)"), NULL, "%s", g.out);
+    cr_expect_neq(strstr(g.out, "p_rank1.prof\n"), NULL, "%s", g.out);
+    struct stat st;
+    cr_assert_eq(stat(in_dir("p_rank0.prof"), &st), 0);
+    cr_expect_eq(st.st_mode & 0777, 0640);
+    char *streamed[2] = {slurp(in_dir("p_rank0.prof")), slurp(in_dir("p_rank1.prof"))};
+    const char *const mem[] = {"export", "prof", "run_rank00000.h5", "run_rank00001.h5",
+                               "-o", "m", NULL};
+    result gm = run_env(mem, memory);
+    cr_assert_eq(gm.status, 0, "%s", gm.err);
+    for (int r = 0; r < 2; r++) {
+        char name[32];
+        snprintf(name, sizeof name, "m_rank%d.prof", r);
+        char *in_memory = slurp(in_dir(name));
+        cr_assert_eq(stat(in_dir(name), &st), 0);
+        cr_expect_eq(memcmp(streamed[r], in_memory, (size_t)st.st_size), 0, "rank %d differs", r);
+        free(in_memory);
+        free(streamed[r]);
+    }
+
+    old = fopen(in_dir("p_rank0.prof"), "w");
+    fputs("old", old);
+    fclose(old);
+    unlink(in_dir("p_rank1.prof"));
+    static const ev bad[] = {{"main", 0, 1000, 0}, {"solve", 500, 1500, 0}};
+    write_rank("run_rank00001.h5", 1, bad, 2, (const char *const[]){"MainThread", NULL});
+    result s = run_env(good, trace);
+    cr_expect_eq(s.status, 1, "%s", s.err);
+    cr_expect_neq(strstr(s.err, "scopeprof export: in memory: rank 1: recorded calls are not "
+                                "properly nested"),
+                  NULL, "%s", s.err);
+    char *after_stream = slurp(in_dir("p_rank0.prof"));
+    cr_assert_eq(stat(in_dir("p_rank0.prof"), &st), 0);
+    off_t stream_size = st.st_size;
+    cr_expect_eq(access(in_dir("p_rank1.prof"), F_OK), -1);
+    cr_expect_eq(count_prefixed("p_rank"), 1, "a temporary file was left behind");
+    result m = run_env(good, memory);
+    cr_expect_eq(m.status, 1);
+    cr_expect_neq(strstr(s.err, m.err), NULL, "%s\n---\n%s", s.err, m.err);
+    cr_expect_str_eq(s.out, m.out);
+    char *after_memory = slurp(in_dir("p_rank0.prof"));
+    cr_assert_eq(stat(in_dir("p_rank0.prof"), &st), 0);
+    cr_expect_neq(stream_size, 3, "rank 0 was written by the in-memory path");
+    cr_expect_eq(st.st_size, stream_size);
+    cr_expect_eq(memcmp(after_stream, after_memory, (size_t)stream_size), 0);
+    free(after_stream);
+    free(after_memory);
+    result_free(&g);
+    result_free(&gm);
+    result_free(&s);
+    result_free(&m);
+}
