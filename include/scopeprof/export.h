@@ -198,6 +198,14 @@ int sp_export_csv(FILE *out, const sp_profile *profile, const sp_export_options 
 extern const int sp_export_have_otf2;
 int sp_export_otf2(const char *dir, const sp_profile *profile, const sp_export_options *options,
                    char *err, size_t errlen);
+/* The same archive from a run source (docs/stream.md, "Exports"), in
+ * memory that follows the lanes of a rank (a writer's buffer each), not
+ * its calls.  0; 1 (why: nothing left in dir, export in memory, which
+ * words the problem: the run does not stream, a file or the target has a
+ * problem, no calls); -1 when the library failed (why: the message; the
+ * archive is removed). */
+int sp_export_otf2_stream(const char *dir, const struct sp_run_source *src,
+                          const sp_export_options *options, char *why, size_t whylen);
 /* chart = 0: flame graph (aggregated by call path); 1: flame chart (time). */
 int sp_flame_svg(FILE *out, const sp_profile *profile, const sp_export_options *options,
                  int chart, char *err, size_t errlen);

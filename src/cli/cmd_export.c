@@ -257,9 +257,9 @@ static int export_streamed(format fmt, const char *path, const char **files, siz
     const char *force = getenv("SCOPEPROF_EXPORT_IN_MEMORY");
     const char *trace = getenv("SCOPEPROF_EXPORT_TRACE");
     int to_stdout = !strcmp(path, "-");
-    if (fmt == PROF && !(force && !strcmp(force, "1")))
-        return cli_export_prof_streamed(path, files, num_files, options,
-                                        trace && !strcmp(trace, "1"));
+    if ((fmt == PROF || fmt == OTF2) && !(force && !strcmp(force, "1")))
+        return (fmt == PROF ? cli_export_prof_streamed : cli_export_otf2_streamed)(
+            path, files, num_files, options, trace && !strcmp(trace, "1"));
     if ((force && !strcmp(force, "1")) || (fmt != PERFETTO && fmt != FOLDED) ||
         (fmt == PERFETTO && to_stdout))
         return -1;

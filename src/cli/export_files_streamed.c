@@ -1,6 +1,7 @@
-/* export_files_streamed.c - `export prof` on the stream (export_files_streamed.h).
+/* export_files_streamed.c - `export prof` and `export otf2` on the stream
+ * (export_files_streamed.h).
  *
- * Every rank's file is written beside its name (NAME.XXXXXX) and renamed
+ * prof: every rank's file is written beside its name (NAME.XXXXXX) and renamed
  * once every rank has streamed: a problem found in a late rank hands the
  * whole export to the in-memory path, which must find the files as they
  * were (it says "replaced" only of files that existed, and a run it refuses
@@ -124,4 +125,26 @@ int cli_export_prof_streamed(const char *out, const char *const *files, size_t n
         fprintf(stderr, "scopeprof export: %s%s\n", rc == 0 ? "streamed" : "in memory: ",
                 rc == 0 ? "" : why);
     return status;
+}
+
+int cli_export_otf2_streamed(const char *out, const char *const *files, size_t num_files,
+                             const sp_export_options *options, int trace)
+{
+    if (!strcmp(out, "-"))
+        return -1; /* the in-memory path's usage error */
+    char why[1024] = "";
+    sp_run_source src;
+    if (sp_run_source_open(&src, files, num_files, why, sizeof why) != 0)
+        return -1;
+    int rc = sp_export_otf2_stream(out, &src, options, why, sizeof why);
+    sp_run_source_close(&src);
+    if (trace)
+        fprintf(stderr, "scopeprof export: %s%s\n", rc == 0 ? "streamed" : "in memory: ",
+                rc == 0 ? "" : why);
+    if (rc > 0)
+        return -1;
+    if (rc < 0) /* the library's failures are named after the archive */
+        return cli_file_error("export", strncmp(why, "OTF2:", 5) ? NULL : out, "%s", why);
+    cli_announce_written(out, 0);
+    return 0;
 }

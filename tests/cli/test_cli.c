@@ -1393,3 +1393,41 @@ Test(cli, export_prof_streamed_renames_its_files_once_every_rank_streamed)
     result_free(&s);
     result_free(&m);
 }
+
+/* `export otf2` on the stream: a problem found in the last rank, after the
+ * first rank's events were written, removes the archive (the directory too,
+ * which the export created) and hands over to the in-memory path, which
+ * words it: same status and message, nothing left. */
+Test(cli, export_otf2_streamed_falls_back_on_a_late_rank_that_does_not_nest)
+{
+    write_run();
+    static const char *const trace[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
+    const char *const good[] = {"export", "otf2", "run_rank00000.h5", "run_rank00001.h5",
+                                "-o", "good_otf2", NULL};
+    result g = run_env(good, trace);
+    if (strstr(g.err, "built without OTF2")) {
+        result_free(&g);
+        cr_skip_test("built without OTF2");
+    }
+    cr_assert_eq(g.status, 0, "%s", g.err);
+    cr_expect_str_eq(g.err, "scopeprof export: streamed\n");
+    cr_expect_eq(access(in_dir("good_otf2/traces.otf2"), F_OK), 0);
+    static const ev bad[] = {{"main", 0, 1000, 0}, {"solve", 500, 1500, 0}};
+    write_rank("run_rank00001.h5", 1, bad, 2, (const char *const[]){"MainThread", NULL});
+    const char *const late[] = {"export", "otf2", "run_rank00000.h5", "run_rank00001.h5",
+                                "-o", "late_otf2", NULL};
+    result s = run_env(late, trace);
+    cr_expect_eq(s.status, 1, "%s", s.err);
+    cr_expect_neq(strstr(s.err, "scopeprof export: in memory: rank 1: recorded calls are not "
+                                "properly nested"),
+                  NULL, "%s", s.err);
+    cr_expect_eq(access(in_dir("late_otf2"), F_OK), -1, "the archive was left behind");
+    result m = run_env(late, memory);
+    cr_expect_eq(m.status, 1);
+    cr_expect_neq(strstr(s.err, m.err), NULL, "%s\n---\n%s", s.err, m.err);
+    cr_expect_str_eq(s.out, m.out);
+    result_free(&g);
+    result_free(&s);
+    result_free(&m);
+}
