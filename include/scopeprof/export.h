@@ -215,6 +215,12 @@ int sp_flame_svg(FILE *out, const sp_profile *profile, const sp_export_options *
 struct sp_run_source;
 int sp_flame_svg_stream(FILE *out, const struct sp_run_source *src,
                         const sp_export_options *options, char *why, size_t whylen);
+/* The flame chart from a run source, in memory that follows the drawing
+ * of one rank and the lanes of the run (docs/stream.md, "Exports"): 0; 1
+ * (why: draw it in memory; the document may have been begun: discard it);
+ * -1 out of memory. */
+int sp_flame_chart_stream(FILE *out, const struct sp_run_source *src,
+                          const sp_export_options *options, char *why, size_t whylen);
 /* The flame graph's colour of a region name (stable: a hash of the name),
  * shared with the HTML report so both views colour a region alike. */
 void sp_flame_colour(const char *name, int *r, int *g, int *b);
