@@ -1132,14 +1132,29 @@ Test(cli, report_streamed_equals_in_memory)
     cr_expect_str_eq(vs.out, vm.out);
     result_free(&vs);
     result_free(&vm);
-    /* Not streamed yet: the same output through the in-memory path. */
-    const char *const lanes[] = {"report", "many_rank00000.h5", "--lanes", NULL};
-    result s = run_env(lanes, trace);
-    result m = run_env(lanes, memory);
-    cr_expect_neq(strstr(s.err, "in memory: per-lane trees"), NULL, "%s", s.err);
-    cr_expect_str_eq(s.out, m.out);
-    result_free(&s);
-    result_free(&m);
+    /* Bare --lanes (one tree per lane), with the rank's tree built beside
+     * them; in the command whatever -j says (the workers send one tree). */
+    write_run();
+    const char *const lanes[][10] = {
+        {"report", "many_rank00000.h5", "--lanes", NULL},
+        {"report", "many_rank00000.h5", "--lanes", "--format", "json", NULL},
+        {"report", "many_rank00000.h5", "--lanes", "--include", "region1|leaf4", NULL},
+        {"report", "many_rank00000.h5", "--lanes", "--lanes=worker1,worker2", NULL},
+        {"report", "run_rank00000.h5", "run_rank00001.h5", "--lanes", "-j", "2", NULL},
+        {"report", "run_rank00000.h5", "run_rank00001.h5", "--lanes", "--tree", "--ranks", "1",
+         NULL},
+    };
+    for (size_t v = 0; v < sizeof lanes / sizeof lanes[0]; v++) {
+        result s = run_env(lanes[v], trace);
+        result m = run_env(lanes[v], memory);
+        cr_assert_eq(s.status, 0, "%s", s.err);
+        cr_expect_str_eq(s.err, "scopeprof report: streamed\n", "lanes variant %zu", v);
+        cr_expect_str_eq(s.out, m.out, "lanes variant %zu", v);
+        if (v == 0)
+            cr_expect_neq(strstr(s.out, "worker2"), NULL, "%s", s.out);
+        result_free(&s);
+        result_free(&m);
+    }
 }
 
 /* Two rank files, one not nested: the streamed attempt hands over, and the
@@ -1230,6 +1245,7 @@ Test(cli, report_of_fork_edges_equals_in_memory)
         {"report", "omp_rank00000.h5", NULL},
         {"report", "omp_rank00000.h5", "--no-graft", NULL},
         {"report", "omp_rank00000.h5", "--exclude", "omp parallel", NULL},
+        {"report", "omp_rank00000.h5", "--lanes", NULL},
     };
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         result s = run_env(variants[v], trace), m = run_env(variants[v], memory);
