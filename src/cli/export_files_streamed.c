@@ -18,21 +18,38 @@
 #include "cli_util.h"
 #include "scopeprof/stream.h"
 
+/* A rank's file: its name is stem_rank<R>.prof, its temporary name that
+ * and ".XXXXXX" (a few bytes per rank: runs have thousands). */
 typedef struct rank_file {
-    char path[4096];
-    char temp[4096 + 8];
+    uint32_t rank;
+    char suffix[8];          /* "" once renamed (or never created) */
     int replacing;
     uint64_t calls;
 } rank_file;
 
+typedef struct prof_names {
+    const char *out;
+    int stem_len;
+    char path[4096], temp[4096 + 8];
+} prof_names;
+
+static void name_files(prof_names *n, const rank_file *f)
+{
+    snprintf(n->path, sizeof n->path, "%.*s_rank%u.prof", n->stem_len, n->out, f->rank);
+    snprintf(n->temp, sizeof n->temp, "%s.%s", n->path, f->suffix);
+}
+
 /* The temporary file of f, with the permissions f's file has or a new file
  * would get.  The stream, or NULL (the in-memory path then tries, and
  * words why it cannot create the file). */
-static FILE *open_temp(rank_file *f)
+static FILE *open_temp(prof_names *n, rank_file *f)
 {
     struct stat st;
     mode_t mode;
-    if (lstat(f->path, &st) == 0) {
+    snprintf(f->suffix, sizeof f->suffix, "XXXXXX");
+    name_files(n, f);
+    f->suffix[0] = '\0';
+    if (lstat(n->path, &st) == 0) {
         if (!S_ISREG(st.st_mode))
             return NULL; /* a FIFO, a link, a directory: as the in-memory path opens it */
         f->replacing = 1;
@@ -44,19 +61,17 @@ static FILE *open_temp(rank_file *f)
     } else {
         return NULL;
     }
-    snprintf(f->temp, sizeof f->temp, "%s.XXXXXX", f->path);
-    int fd = mkstemp(f->temp);
-    if (fd < 0) {
-        f->temp[0] = '\0';
+    int fd = mkstemp(n->temp);
+    if (fd < 0)
         return NULL;
-    }
+    memcpy(f->suffix, n->temp + strlen(n->temp) - 6, 7);
     int chmod_rc = fchmod(fd, mode); /* not fatal: the file is only more private */
     (void)chmod_rc;
     FILE *out = fdopen(fd, "wb");
     if (!out) {
         close(fd);
-        unlink(f->temp);
-        f->temp[0] = '\0';
+        unlink(n->temp);
+        f->suffix[0] = '\0';
     }
     return out;
 }
@@ -73,6 +88,9 @@ int cli_export_prof_streamed(const char *out, const char *const *files, size_t n
     size_t len = strlen(out);
     if (len > 5 && !strcmp(out + len - 5, ".prof"))
         len -= 5;
+    static prof_names names;
+    names.out = out;
+    names.stem_len = (int)len;
     sp_prof_stream *stream = NULL;
     uint32_t *ranks = NULL;
     long n = 0;
@@ -85,10 +103,10 @@ int cli_export_prof_streamed(const char *out, const char *const *files, size_t n
     }
     for (long k = 0; k < n && rc == 0; k++) {
         rank_file *f = &done[k];
-        snprintf(f->path, sizeof f->path, "%.*s_rank%u.prof", (int)len, out, ranks[k]);
-        FILE *fp = open_temp(f);
+        f->rank = ranks[k];
+        FILE *fp = open_temp(&names, f);
         if (!fp) {
-            snprintf(why, sizeof why, "%s: not a new or regular file here", f->path);
+            snprintf(why, sizeof why, "%.900s: not a new or regular file here", names.path);
             rc = 1;
             break;
         }
@@ -97,7 +115,7 @@ int cli_export_prof_streamed(const char *out, const char *const *files, size_t n
         setvbuf(fp, buffer, _IOFBF, sizeof buffer);
         rc = sp_prof_stream_rank(stream, fp, ranks[k], &f->calls, why, sizeof why);
         if ((ferror(fp) | (fclose(fp) != 0)) && rc == 0) {
-            snprintf(why, sizeof why, "%s: write failed", f->temp);
+            snprintf(why, sizeof why, "%.900s: write failed", names.temp);
             rc = 1;
         }
     }
@@ -106,17 +124,20 @@ int cli_export_prof_streamed(const char *out, const char *const *files, size_t n
     int status = rc == 0 ? 0 : -1;
     for (long k = 0; k < written && status == 0; k++) {
         sp_export_warn_events(options, done[k].calls, "prof export");
-        if (rename(done[k].temp, done[k].path) != 0) /* the files before it stay */
-            status = cli_file_error("export", done[k].path, "cannot create: %s",
+        name_files(&names, &done[k]);
+        if (rename(names.temp, names.path) != 0) /* the files before it stay */
+            status = cli_file_error("export", names.path, "cannot create: %s",
                                     strerror(errno));
         else
-            done[k].temp[0] = '\0';
+            done[k].suffix[0] = '\0';
         if (status == 0)
-            cli_announce_written(done[k].path, done[k].replacing);
+            cli_announce_written(names.path, done[k].replacing);
     }
     for (long k = 0; k < written; k++)
-        if (done[k].temp[0])
-            unlink(done[k].temp);
+        if (done[k].suffix[0]) {
+            name_files(&names, &done[k]);
+            unlink(names.temp);
+        }
     sp_prof_stream_close(stream);
     free(done);
     free(ranks);
