@@ -1046,7 +1046,8 @@ static int compare_lane_writers(const void *a, const void *b)
 static int open_rank_lanes(otf2_pass *p, const sp_run_source *src, char *err, size_t errlen)
 {
     archive_export *x = p->x;
-    qsort(p->lanes, p->num_lanes, sizeof *p->lanes, compare_lane_writers);
+    if (p->num_lanes)
+        qsort(p->lanes, p->num_lanes, sizeof *p->lanes, compare_lane_writers);
     for (size_t k = 0; k < p->num_lanes; k++) {
         lane_writer *l = &p->lanes[k];
         char label[512];

@@ -236,10 +236,12 @@ static int cmp_lane_tree(const void *a, const void *b)
 
 int sp_report_take_lane_trees(sp_report *report, sp_report_tree *trees, size_t n)
 {
+    if (n == 0)
+        return 0;
     qsort(trees, n, sizeof *trees, cmp_lane_tree);
     sp_report_tree *all =
-        n ? realloc(report->lane_trees, (report->num_lane_trees + n) * sizeof *all) : NULL;
-    int rc = n && !all ? -1 : 0;
+        realloc(report->lane_trees, (report->num_lane_trees + n) * sizeof *all);
+    int rc = all ? 0 : -1;
     for (size_t k = 0; rc == 0 && k < n; k++) {
         trees[k].num_ranks = 1;
         if (sp_report_tree_order(&trees[k]))
