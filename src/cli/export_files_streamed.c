@@ -121,6 +121,9 @@ int cli_export_prof_streamed(const char *out, const char *const *files, size_t n
     }
     /* every rank streamed: the files take their names, in rank order with
      * what the in-memory path prints of each */
+    if (trace) /* before the files' lines, as the trace of the other exports */
+        fprintf(stderr, "scopeprof export: %s%s\n", rc == 0 ? "streamed" : "in memory: ",
+                rc == 0 ? "" : why);
     int status = rc == 0 ? 0 : -1;
     for (long k = 0; k < written && status == 0; k++) {
         sp_export_warn_events(options, done[k].calls, "prof export");
@@ -142,9 +145,6 @@ int cli_export_prof_streamed(const char *out, const char *const *files, size_t n
     free(done);
     free(ranks);
     sp_run_source_close(&src);
-    if (trace)
-        fprintf(stderr, "scopeprof export: %s%s\n", rc == 0 ? "streamed" : "in memory: ",
-                rc == 0 ? "" : why);
     return status;
 }
 

@@ -993,6 +993,7 @@ typedef struct lane_writer {
     OTF2_EvtWriter *events;
     uint64_t location;          /* index into the export's locations */
     uint64_t last, written;
+    uint64_t open;              /* kept calls entered, not left */
 } lane_writer;
 
 typedef struct otf2_pass {
@@ -1006,6 +1007,7 @@ typedef struct otf2_pass {
     const sp_run_source *src;
     uint32_t rank;
     int failed;                 /* an OTF2 call failed (w->status) */
+    int replayed;               /* calls not delivered nested (a scattered rank) */
 } otf2_pass;
 
 static int lane_note(otf2_pass *p, int64_t lane)
@@ -1136,10 +1138,19 @@ static int otf2_enter(void *ctx, const sp_stream_call *call, int64_t parent, int
     }
     if (!l)
         return -1;
+    /* user word: the depth among the kept calls, which equals the lane's
+     * open calls when the calls come nested; a rank replayed from memory
+     * (far out of time order: every enter, then every exit) does not */
+    uint64_t d = parent < 0 ? 0 : (uint64_t)parent + 1;
+    if (l->open != d) {
+        p->replayed = 1;
+        return -1;
+    }
+    l->open++;
     uint64_t t = lane_stamp(p->w, l, call->start);
     p->w->status = OTF2_EvtWriter_Enter(l->events, NULL, t, call->region);
     l->written++;
-    *user = 0;
+    *user = (int64_t)d;
     if (p->w->status != OTF2_SUCCESS) {
         p->failed = 1;
         return -1;
@@ -1150,10 +1161,14 @@ static int otf2_enter(void *ctx, const sp_stream_call *call, int64_t parent, int
 static int otf2_exit(void *ctx, const sp_stream_call *call, int64_t user)
 {
     otf2_pass *p = ctx;
-    (void)user;
     lane_writer *l = lane_writer_of(p, call->lane);
     if (!l)
         return -1;
+    if (l->open != (uint64_t)user + 1) {
+        p->replayed = 1;
+        return -1;
+    }
+    l->open--;
     uint64_t t = lane_stamp(p->w, l, call->end);
     p->w->status = OTF2_EvtWriter_Leave(l->events, NULL, t, call->region);
     l->written++;
@@ -1278,8 +1293,13 @@ int sp_export_otf2_stream(const char *dir, const struct sp_run_source *src,
         if (rc == 0) {
             rc = sp_stream_rank(src, ranks[k], offset, &visitor, &info, why, whylen);
             sp_rank_stream_info_free(&info);
-            if (rc < 0)
+            if (rc < 0 && p.replayed) {
+                snprintf(why, whylen, "rank %u: calls far out of time order (replayed from "
+                                      "memory, not nested)", ranks[k]);
+                rc = 1;
+            } else if (rc < 0) {
                 snprintf(why, whylen, "%s", p.failed ? "OTF2: writing events" : "out of memory");
+            }
         }
         if (close_rank_lanes(&p, err, sizeof err) < 0 && rc == 0) {
             snprintf(why, whylen, "%s", err);

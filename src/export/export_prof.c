@@ -414,11 +414,18 @@ int sp_export_prof(FILE *out, const sp_profile *profile, uint32_t rank,
 
 /* ---- on the stream ------------------------------------------------------ */
 
-/* Open calls per region of one lane: cProfile's "primitive" is judged
- * within the lane, as the in-memory walk goes lane after lane. */
+/* The open kept calls of one lane: their regions and callers (a stack),
+ * and how many of each region are open (cProfile's "primitive" is judged
+ * within the lane, as the in-memory walk goes lane after lane). */
+typedef struct open_call {
+    uint32_t region, caller;
+} open_call;
+
 typedef struct lane_open {
     int64_t lane;
     uint32_t *open;
+    open_call *stack;
+    size_t depth, cap;
 } lane_open;
 
 struct sp_prof_stream {
@@ -431,26 +438,17 @@ struct sp_prof_stream {
     size_t num_lanes, cached;
     uint64_t calls;
     int64_t roots_ns;
+    int replayed;            /* calls not delivered nested (a scattered rank) */
 };
 
-/* A kept call's user word: its region, and its caller's region + 1 (0: the
- * root), so that its children and its exit know both; never negative
- * (regions are fewer than 2^31), which the stream's -1 "no kept ancestor"
- * needs. */
-static int64_t name_word(uint32_t region, uint32_t caller)
-{
-    uint64_t up = caller == ROOT_CALLER ? 0 : (uint64_t)caller + 1;
-    return (int64_t)((up << 32) | region);
-}
-
-static uint32_t *open_of_lane(sp_prof_stream *s, int64_t lane)
+static lane_open *open_of_lane(sp_prof_stream *s, int64_t lane)
 {
     if (s->cached < s->num_lanes && s->lanes[s->cached].lane == lane)
-        return s->lanes[s->cached].open;
+        return &s->lanes[s->cached];
     for (size_t l = 0; l < s->num_lanes; l++)
         if (s->lanes[l].lane == lane) {
             s->cached = l;
-            return s->lanes[l].open;
+            return &s->lanes[l];
         }
     size_t names = s->src->profile->num_names ? s->src->profile->num_names : 1;
     lane_open *grown = realloc(s->lanes, (s->num_lanes + 1) * sizeof *grown);
@@ -460,23 +458,40 @@ static uint32_t *open_of_lane(sp_prof_stream *s, int64_t lane)
     uint32_t *open = calloc(names, sizeof *open);
     if (!open)
         return NULL;
-    s->lanes[s->num_lanes] = (lane_open){lane, open};
+    s->lanes[s->num_lanes] = (lane_open){.lane = lane, .open = open};
     s->cached = s->num_lanes++;
-    return open;
+    return &s->lanes[s->cached];
 }
 
+/* A kept call's user word is its depth among the kept calls of its lane:
+ * the open calls are then exactly its ancestors when the stream delivers
+ * the calls nested, which a rank replayed from memory (far out of time
+ * order: every enter, then every exit) does not do. */
 static int name_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
 {
     sp_prof_stream *s = ctx;
     *user = parent;
     if (!sp_stream_filter_keeps(&s->filter, call))
         return 0;
-    uint32_t *open = open_of_lane(s, call->lane);
-    if (!open)
+    lane_open *l = open_of_lane(s, call->lane);
+    if (!l)
         return -1;
+    size_t d = parent < 0 ? 0 : (size_t)parent + 1;
+    if (l->depth != d) {
+        s->replayed = 1;
+        return -1;
+    }
+    if (d == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 64;
+        open_call *grown = realloc(l->stack, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        l->stack = grown;
+        l->cap = cap;
+    }
     uint32_t r = call->region;
-    uint32_t caller = parent >= 0 ? (uint32_t)((uint64_t)parent & 0xffffffff) : ROOT_CALLER;
-    int primitive = open[r] == 0;
+    uint32_t caller = d ? l->stack[d - 1].region : ROOT_CALLER;
+    int primitive = l->open[r] == 0;
     int64_t duration = call->end - call->start;
     s->names.lane = call->lane;
     bucket *b = find_bucket(&s->names, r, caller);
@@ -485,30 +500,33 @@ static int name_enter(void *ctx, const sp_stream_call *call, int64_t parent, int
     /* the exclusive time is added at the exit */
     add_call(&s->names.region[r], primitive, duration, 0);
     add_call(&b->s, primitive, duration, 0);
-    open[r]++;
+    l->open[r]++;
+    l->stack[l->depth++] = (open_call){r, caller};
     s->names.seq++;
     s->calls++;
     if (parent < 0)
         s->roots_ns += duration;
-    *user = name_word(r, caller);
+    *user = (int64_t)d;
     return 1;
 }
 
 static int name_exit(void *ctx, const sp_stream_call *call, int64_t user)
 {
     sp_prof_stream *s = ctx;
-    uint32_t r = call->region;
-    uint64_t up = (uint64_t)user >> 32;
-    uint32_t caller = up ? (uint32_t)(up - 1) : ROOT_CALLER;
-    bucket *b = find_bucket(&s->names, r, caller);
+    lane_open *l = open_of_lane(s, call->lane);
+    if (!l)
+        return -1;
+    if (l->depth != (size_t)user + 1) {
+        s->replayed = 1;
+        return -1;
+    }
+    open_call c = l->stack[--l->depth];
+    bucket *b = find_bucket(&s->names, c.region, c.caller);
     if (!b)
         return -1;
-    s->names.region[r].tt_ns += call->exclusive;
+    s->names.region[c.region].tt_ns += call->exclusive;
     b->s.tt_ns += call->exclusive;
-    uint32_t *open = open_of_lane(s, call->lane);
-    if (!open)
-        return -1;
-    open[r]--;
+    l->open[c.region]--;
     return 0;
 }
 
@@ -586,6 +604,12 @@ static int names_streamed(sp_prof_stream *s, FILE *out, uint32_t rank, long file
             rc = sp_stream_rank(s->src, rank, sp_rank_clock_offset(skeleton, rank), &visitor,
                                 &info, why, whylen);
             sp_rank_stream_info_free(&info);
+            if (rc < 0 && s->replayed) {
+                snprintf(why, whylen, "rank %u: calls far out of time order (replayed from "
+                                      "memory, not nested)", rank);
+                s->replayed = 0;
+                rc = 1;
+            }
         }
     }
     if (rc == 0 && s->calls) {
@@ -598,8 +622,10 @@ static int names_streamed(sp_prof_stream *s, FILE *out, uint32_t rank, long file
     } else {
         free(data.row_of_region);
     }
-    for (size_t l = 0; l < s->num_lanes; l++)
+    for (size_t l = 0; l < s->num_lanes; l++) {
         free(s->lanes[l].open);
+        free(s->lanes[l].stack);
+    }
     free(s->lanes);
     s->lanes = NULL;
     s->num_lanes = s->cached = 0;

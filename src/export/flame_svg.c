@@ -620,6 +620,7 @@ typedef struct chart_lane {
     uint32_t rank;
     int64_t lane;
     uint32_t max_depth;      /* of its kept calls */
+    uint32_t open_count;     /* kept calls entered, not left */
     uint32_t *open;          /* drawing: frame index in kept (or UINT32_MAX) per
                                 kept depth of its open calls */
     size_t open_cap;
@@ -634,7 +635,7 @@ typedef struct chart_stream {
     size_t cached;
     int64_t first_kept;      /* aligned start of the first kept call */
     int drawing;
-    int failed;
+    int replayed;            /* calls not delivered nested (a scattered rank) */
 } chart_stream;
 
 static chart_lane *chart_lane_of(chart_stream *cs, uint32_t rank, int64_t lane, int create)
@@ -686,6 +687,14 @@ static int chart_enter(void *ctx, const sp_stream_call *call, int64_t parent, in
     chart_lane *l = chart_lane_of(cs, cs->filter.rank, call->lane, !cs->drawing);
     if (!l)
         return -1;
+    /* the lane's open kept calls are the call's ancestors when the calls
+     * come nested; a rank replayed from memory (far out of time order:
+     * every enter, then every exit) does not */
+    if (l->open_count != d) {
+        cs->replayed = 1;
+        return -1;
+    }
+    l->open_count++;
     if (!cs->drawing) {
         if (d > l->max_depth)
             l->max_depth = d;
@@ -715,11 +724,16 @@ static int chart_enter(void *ctx, const sp_stream_call *call, int64_t parent, in
 static int chart_exit(void *ctx, const sp_stream_call *call, int64_t user)
 {
     chart_stream *cs = ctx;
-    if (!cs->drawing)
-        return 0;
     chart_lane *l = chart_lane_of(cs, cs->filter.rank, call->lane, 0);
     if (!l)
         return -1;
+    if (l->open_count != (uint64_t)user + 1) {
+        cs->replayed = 1;
+        return -1;
+    }
+    l->open_count--;
+    if (!cs->drawing)
+        return 0;
     uint32_t k = l->open[user];
     if (k != UINT32_MAX)
         l->pass.kept[k].exclusive = call->exclusive;
@@ -774,6 +788,11 @@ static int chart_stream_pass(chart_stream *cs, const sp_run_source *src, const u
         int64_t offset = sp_rank_clock_offset(profile, rank);
         sp_rank_stream_info info;
         rc = sp_stream_rank(src, rank, offset, &visitor, &info, why, whylen);
+        if (rc < 0 && cs->replayed) {
+            snprintf(why, whylen, "rank %u: calls far out of time order (replayed from memory, "
+                                  "not nested)", rank);
+            rc = 1;
+        }
         if (rc == 0 && !cs->drawing && info.calls) {
             if (info.first_start + offset < *run_first)
                 *run_first = info.first_start + offset;

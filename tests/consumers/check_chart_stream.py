@@ -2,7 +2,9 @@
 """`scopeprof flame --chart` on the stream (docs/stream.md, "Exports"): for
 every input (the synthetic file, the real programs of common.inputs, an
 OpenMP run with fork edges, a gen_calls.py file of 400,000 calls that the
-chart merges into grey frames), with and without filters (--from/--to
+chart merges into grey frames, a file of 1.2 M calls stored out of time
+order, which the stream replays from memory and the chart hands to the
+in-memory path), with and without filters (--from/--to
 included), the streamed SVG is byte for byte the in-memory path's
 (SCOPEPROF_EXPORT_IN_MEMORY=1), with the same messages (or the same
 failure); the stream must take the files without MPI columns; '-'
@@ -66,6 +68,17 @@ def omp_input():
     return [os.path.join(run, "omp_rank00000.h5")]
 
 
+
+def scattered_input():
+    """A gen_calls.py file whose rows hold their calls in reverse time order:
+    the stream replays such a rank from memory (every enter, then every
+    exit), which these exports must notice (they need the calls nested)."""
+    path = os.path.join(d, "scattered.h5")
+    subprocess.run(["/usr/bin/python3", os.path.join(HERE, "..", "..", "scripts", "bench",
+                                                     "gen_calls.py"), path, "1200000",
+                    "--scattered"], check=True)
+    return [path]
+
 all_inputs = [(name, files) for name, files, _ in inputs(d)]
 omp = omp_input()
 if omp:
@@ -77,6 +90,9 @@ all_inputs.append(("big", [big]))
 for name, files in all_inputs:
     for options in VARIANTS:
         chart(name, files, *options)
+export_scattered = scattered_input()
+chart("scattered", export_scattered)
+chart("scattered", export_scattered, "--min-duration", "0.0000005")
 for must in ("synthetic", "threads", "basic", "big") + (("omp",) if omp else ()):
     if must not in STREAMED:
         fail(f"{must}: flame --chart did not stream (streamed: {sorted(STREAMED)})")

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """`scopeprof export prof` on the stream (docs/stream.md, "Exports"): for
 every input (the synthetic file, the real programs of common.inputs, an
-OpenMP run with fork edges), both modes (call paths, --no-call-paths), with
+OpenMP run with fork edges, a file of 1.2 M calls stored out of time order
+that the stream replays from memory), both modes (call paths, --no-call-paths), with
 and without filters, every streamed .prof file is byte for byte the
 in-memory path's (SCOPEPROF_EXPORT_IN_MEMORY=1), with the same files, the
 same messages (or the same failure); the stream must take the files without
@@ -13,7 +14,7 @@ import pstats
 import shutil
 import subprocess
 
-from common import SCOPEPROF, fail, inputs, workdir
+from common import HERE, SCOPEPROF, fail, inputs, workdir
 
 d = workdir("prof-stream")
 STREAMED = set()
@@ -80,6 +81,17 @@ def omp_input():
     return [os.path.join(run, "omp_rank00000.h5")]
 
 
+
+def scattered_input():
+    """A gen_calls.py file whose rows hold their calls in reverse time order:
+    the stream replays such a rank from memory (every enter, then every
+    exit), which these exports must notice (they need the calls nested)."""
+    path = os.path.join(d, "scattered.h5")
+    subprocess.run(["/usr/bin/python3", os.path.join(HERE, "..", "..", "scripts", "bench",
+                                                     "gen_calls.py"), path, "1200000",
+                    "--scattered"], check=True)
+    return [path]
+
 all_inputs = [(name, files) for name, files, _ in inputs(d)]
 omp = omp_input()
 if omp:
@@ -88,6 +100,10 @@ for name, files in all_inputs:
     for options in VARIANTS:
         export(name, files, *options)
         export(name, files, *options, "--no-call-paths")
+# call paths stream (the tree takes the calls in any order), by name not
+scattered = scattered_input()
+export("scattered", scattered)
+export("scattered", scattered, "--no-call-paths")
 for must in ("synthetic", "threads", "basic") + (("omp",) if omp else ()):
     if must not in STREAMED:
         fail(f"{must}: export prof did not stream (streamed: {sorted(STREAMED)})")
