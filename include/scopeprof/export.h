@@ -139,6 +139,22 @@ int sp_export_chrome(FILE *out, const sp_profile *profile, const sp_export_optio
 /* One rank's pstats dict, in Python's marshal format. */
 int sp_export_prof(FILE *out, const sp_profile *profile, uint32_t rank,
                    const sp_export_options *options, char *err, size_t errlen);
+/* The same bytes from a run source, one rank at a time (docs/stream.md,
+ * "Exports"), in memory that follows the rank's distinct call paths (its
+ * regions and callers with --no-call-paths).  open: 0 with the ranks to
+ * write (*ranks, to free); 1 (why: export in memory, which words it: the
+ * run does not stream, no rank is selected, a problem in a rank left out);
+ * -1 out of memory.  rank: one rank's dict into out; 0 with *calls its
+ * calls (for sp_export_warn_events, which this does not call); 1 (why:
+ * discard every file written, export in memory); -1 out of memory. */
+typedef struct sp_prof_stream sp_prof_stream;
+struct sp_run_source;
+int sp_prof_stream_open(sp_prof_stream **out, const struct sp_run_source *src,
+                        const sp_export_options *options, uint32_t **ranks, long *num_ranks,
+                        char *why, size_t whylen);
+int sp_prof_stream_rank(sp_prof_stream *s, FILE *out, uint32_t rank, uint64_t *calls,
+                        char *why, size_t whylen);
+void sp_prof_stream_close(sp_prof_stream *s);
 int sp_export_folded(FILE *out, const sp_profile *profile, const sp_export_options *options,
                      char *err, size_t errlen);
 /* The folded export in its three steps, so that a run exported in parts
@@ -184,6 +200,14 @@ int sp_export_csv(FILE *out, const sp_profile *profile, const sp_export_options 
 extern const int sp_export_have_otf2;
 int sp_export_otf2(const char *dir, const sp_profile *profile, const sp_export_options *options,
                    char *err, size_t errlen);
+/* The same archive from a run source (docs/stream.md, "Exports"), in
+ * memory that follows the lanes of a rank (a writer's buffer each), not
+ * its calls.  0; 1 (why: nothing left in dir, export in memory, which
+ * words the problem: the run does not stream, a file or the target has a
+ * problem, no calls); -1 when the library failed (why: the message; the
+ * archive is removed). */
+int sp_export_otf2_stream(const char *dir, const struct sp_run_source *src,
+                          const sp_export_options *options, char *why, size_t whylen);
 /* chart = 0: flame graph (aggregated by call path); 1: flame chart (time). */
 int sp_flame_svg(FILE *out, const sp_profile *profile, const sp_export_options *options,
                  int chart, char *err, size_t errlen);
@@ -193,6 +217,12 @@ int sp_flame_svg(FILE *out, const sp_profile *profile, const sp_export_options *
 struct sp_run_source;
 int sp_flame_svg_stream(FILE *out, const struct sp_run_source *src,
                         const sp_export_options *options, char *why, size_t whylen);
+/* The flame chart from a run source, in memory that follows the drawing
+ * of one rank and the lanes of the run (docs/stream.md, "Exports"): 0; 1
+ * (why: draw it in memory; the document may have been begun: discard it);
+ * -1 out of memory. */
+int sp_flame_chart_stream(FILE *out, const struct sp_run_source *src,
+                          const sp_export_options *options, char *why, size_t whylen);
 /* The flame graph's colour of a region name (stable: a hash of the name),
  * shared with the HTML report so both views colour a region alike. */
 void sp_flame_colour(const char *name, int *r, int *g, int *b);

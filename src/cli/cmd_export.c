@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "dist/dist.h"
 #include "export/export_stream.h"
+#include "export_files_streamed.h"
 #include "scopeprof/export.h"
 #include "scopeprof/h5.h"
 #include "scopeprof/stream.h"
@@ -274,6 +275,9 @@ static int export_streamed(format fmt, const char *path, const char **files, siz
     const char *force = getenv("SCOPEPROF_EXPORT_IN_MEMORY");
     const char *trace = getenv("SCOPEPROF_EXPORT_TRACE");
     int to_stdout = !strcmp(path, "-");
+    if ((fmt == PROF || fmt == OTF2) && !(force && !strcmp(force, "1")))
+        return (fmt == PROF ? cli_export_prof_streamed : cli_export_otf2_streamed)(
+            path, files, num_files, options, trace && !strcmp(trace, "1"));
     int checks_first = fmt == CHROME || fmt == SPEEDSCOPE || fmt == CSV || fmt == JSON ||
                        (fmt == PERFETTO && to_stdout);
     if ((force && !strcmp(force, "1")) || (fmt != PERFETTO && fmt != FOLDED && !checks_first))

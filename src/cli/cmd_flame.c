@@ -37,12 +37,14 @@ static const char flame_help[] =
     "\n"
     "Exit status: 0 ok, 1 unreadable file or failed drawing, 2 usage error.\n";
 
-/* The flame graph on the stream (docs/stream.md, "Exports"): the exit
- * status, or -1 when the run goes through the in-memory path (which words
- * every problem): the stream does not take it, a file has a problem, or
- * SCOPEPROF_EXPORT_IN_MEMORY=1.  Nothing is written before every rank has
- * streamed. */
-static int flame_streamed(const char **files, size_t num_files, const char *out,
+/* The flame graph or chart on the stream (docs/stream.md, "Exports"): the
+ * exit status, or -1 when the run goes through the in-memory path (which
+ * words every problem): the stream does not take it, a file has a problem,
+ * or SCOPEPROF_EXPORT_IN_MEMORY=1.  The graph writes nothing before every
+ * rank has streamed; the chart writes as it draws, after a measuring pass
+ * over every rank, so it takes a file, not '-' (a late problem means
+ * starting again). */
+static int flame_streamed(const char **files, size_t num_files, const char *out, int chart,
                           const sp_export_options *options)
 {
     const char *force = getenv("SCOPEPROF_EXPORT_IN_MEMORY");
@@ -50,16 +52,19 @@ static int flame_streamed(const char **files, size_t num_files, const char *out,
     if (force && !strcmp(force, "1"))
         return -1;
     char why[1024] = "", out_buf[4096];
+    out = cli_output_path(out, "flame.svg", out_buf, sizeof out_buf);
+    int to_stdout = !strcmp(out, "-");
+    if (chart && to_stdout)
+        return -1;
     sp_run_source src;
     if (sp_run_source_open(&src, files, num_files, why, sizeof why) != 0)
         return -1;
-    out = cli_output_path(out, "flame.svg", out_buf, sizeof out_buf);
-    int to_stdout = !strcmp(out, "-");
     int replacing = !to_stdout && cli_regular_file_exists(out);
     FILE *f = to_stdout ? stdout : fopen(out, "wb");
     int rc = 1;
     if (f) {
-        rc = sp_flame_svg_stream(f, &src, options, why, sizeof why);
+        rc = (chart ? sp_flame_chart_stream : sp_flame_svg_stream)(f, &src, options, why,
+                                                                   sizeof why);
         if (to_stdout ? ferror(f) | (fflush(f) != 0) : ferror(f) | (fclose(f) != 0))
             rc = 1;
         if (rc != 0 && !to_stdout && !replacing)
@@ -124,12 +129,10 @@ int cmd_flame(int argc, char **argv)
         rc = cli_usage_error(CMD, "no input FILES");
         goto done;
     }
-    if (!chart) {
-        sp_export_options streamed = {.selection = &sel, .label = label, .warnings = stderr,
-                                      .command = "flame"};
-        if ((rc = flame_streamed(files, num_files, out, &streamed)) >= 0)
-            goto done;
-    }
+    sp_export_options streamed = {.selection = &sel, .label = label, .warnings = stderr,
+                                  .command = "flame"};
+    if ((rc = flame_streamed(files, num_files, out, chart, &streamed)) >= 0)
+        goto done;
     char err[1024] = "";
     sp_profile *profile = sp_load_run(files, num_files, err, sizeof err);
     if (!profile) {

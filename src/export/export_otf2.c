@@ -21,9 +21,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "scopeprof/export.h"
-#include "scopeprof_config.h"
 #include "mpi_flows.h"
+#include "scopeprof/export.h"
+#include "scopeprof/report.h" /* sp_rank_clock_offset */
+#include "scopeprof/stream.h"
+#include "scopeprof_config.h"
+#include "stream_filter.h"
 
 #ifndef SP_HAVE_OTF2
 
@@ -39,6 +42,16 @@ int sp_export_otf2(const char *dir, const sp_profile *profile, const sp_export_o
                           "(Debian: apt-get install libotf2-trace-dev) and rebuild "
                           "(meson setup --reconfigure build && ninja -C build)");
     return -1;
+}
+
+int sp_export_otf2_stream(const char *dir, const struct sp_run_source *src,
+                          const sp_export_options *options, char *why, size_t whylen)
+{
+    (void)dir;
+    (void)src;
+    (void)options;
+    snprintf(why, whylen, "built without OTF2");
+    return 1;
 }
 
 #else
@@ -61,6 +74,55 @@ static OTF2_FlushType pre_flush(void *user, OTF2_FileType type, OTF2_LocationRef
 
 static OTF2_FlushCallbacks flush_callbacks = {.otf2_pre_flush = pre_flush,
                                               .otf2_post_flush = NULL};
+
+/* A writer's buffer holds at most this many chunks (1 MiB for events, 4 MiB
+ * for definitions): when it would need another, the allocation fails and
+ * OTF2 flushes the buffer to its file and frees its chunks.  Without it OTF2
+ * keeps every chunk until the writer closes: the whole trace in memory. */
+#define OTF2_BUFFER_CHUNKS 4
+
+typedef struct chunk_list {
+    void *chunk[OTF2_BUFFER_CHUNKS];
+    size_t n;
+} chunk_list;
+
+static void *chunk_allocate(void *user, OTF2_FileType type, OTF2_LocationRef location,
+                            void **per_buffer, uint64_t size)
+{
+    (void)user;
+    (void)type;
+    (void)location;
+    chunk_list *l = *per_buffer;
+    if (!l && !(l = *per_buffer = calloc(1, sizeof *l)))
+        return NULL;
+    if (l->n == OTF2_BUFFER_CHUNKS)
+        return NULL;
+    void *chunk = malloc(size);
+    if (chunk)
+        l->chunk[l->n++] = chunk;
+    return chunk;
+}
+
+static void chunk_free_all(void *user, OTF2_FileType type, OTF2_LocationRef location,
+                           void **per_buffer, bool final)
+{
+    (void)user;
+    (void)type;
+    (void)location;
+    chunk_list *l = *per_buffer;
+    if (!l)
+        return;
+    for (size_t k = 0; k < l->n; k++)
+        free(l->chunk[k]);
+    l->n = 0;
+    if (final) {
+        free(l);
+        *per_buffer = NULL;
+    }
+}
+
+static OTF2_MemoryCallbacks memory_callbacks = {.otf2_allocate = chunk_allocate,
+                                                .otf2_free_all = chunk_free_all};
 
 /* String definitions: 0 = "", region names 1..num_names, then file names,
  * rank and lane labels in the order they are first needed. */
@@ -761,84 +823,77 @@ static int check_target(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-int sp_export_otf2(const char *dir, const sp_profile *profile, const sp_export_options *options,
-                   char *err, size_t errlen)
+/* What an export holds from its first step to its last. */
+typedef struct archive_export {
+    const char *dir;
+    int created_dir;
+    OTF2_ErrorCallback previous;
+    strings s;
+    writer w;
+    mpi_events mpi;
+    location *locs;
+    size_t num_locs, cap_locs;
+} archive_export;
+
+/* The target checked, the strings of the region names, DIR and the archive
+ * created with its event files open.  0, or -1 (err; nothing left behind). */
+static int export_begin(archive_export *x, const char *dir, const sp_profile *profile,
+                        const sp_export_options *options, char *err, size_t errlen)
 {
+    *x = (archive_export){.dir = dir};
     if (check_target(dir, err, errlen) < 0)
         return -1;
-    const sp_selection *sel = options ? options->selection : NULL;
-    uint32_t *ranks = NULL;
-    long num_ranks = sp_selected_ranks(profile, sel, &ranks);
-    if (num_ranks < 0) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    strings s = {0};
-    int rc = string_add(&s, "") < 0 ? -1 : 0;
+    int rc = string_add(&x->s, "") < 0 ? -1 : 0;
     for (size_t r = 0; rc == 0 && r < profile->num_names; r++)
-        if (string_add(&s, profile->names[r]) < 0)
+        if (string_add(&x->s, profile->names[r]) < 0)
             rc = -1;
     if (rc < 0) {
         snprintf(err, errlen, "out of memory");
-        strings_free(&s);
-        free(ranks);
+        strings_free(&x->s);
         return -1;
     }
 
     /* Created here, so that a bad path is our one clear line. */
     struct stat st;
-    int created_dir = stat(dir, &st) != 0;
-    if (created_dir && mkdir(dir, 0777) != 0) {
+    x->created_dir = stat(dir, &st) != 0;
+    if (x->created_dir && mkdir(dir, 0777) != 0) {
         snprintf(err, errlen, "%s: cannot create the archive directory: %s", dir,
                  strerror(errno));
-        strings_free(&s);
-        free(ranks);
+        strings_free(&x->s);
         return -1;
     }
     first_library_error[0] = '\0';
-    OTF2_ErrorCallback previous = OTF2_Error_RegisterCallback(keep_first_error, NULL);
+    x->previous = OTF2_Error_RegisterCallback(keep_first_error, NULL);
     OTF2_Archive *archive = OTF2_Archive_Open(dir, "traces", OTF2_FILEMODE_WRITE,
                                               1024 * 1024, 4 * 1024 * 1024,
                                               OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
     if (!archive) {
         fail_otf2(err, errlen, "cannot create the archive", OTF2_ERROR_EIO);
-        remove_archive(dir, created_dir);
-        OTF2_Error_RegisterCallback(previous, NULL);
-        strings_free(&s);
-        free(ranks);
+        remove_archive(dir, x->created_dir);
+        OTF2_Error_RegisterCallback(x->previous, NULL);
+        strings_free(&x->s);
         return -1;
     }
     OTF2_Archive_SetFlushCallbacks(archive, &flush_callbacks, NULL);
+    OTF2_Archive_SetMemoryCallbacks(archive, &memory_callbacks, NULL);
     OTF2_Archive_SetSerialCollectiveCallbacks(archive);
     OTF2_Archive_SetCreator(archive, "scopeprof " SCOPEPROF_VERSION);
     OTF2_Archive_SetDescription(archive, sp_export_label(profile, options));
+    x->w = (writer){.archive = archive, .first_ts = UINT64_MAX, .last_ts = 0, .mpi = &x->mpi};
     OTF2_ErrorCode e = OTF2_Archive_OpenEvtFiles(archive);
     if (e != OTF2_SUCCESS)
-        rc = fail_otf2(err, errlen, "opening the event files", e);
+        return fail_otf2(err, errlen, "opening the event files", e);
+    return 0;
+}
 
-    /* Aligned clocks may precede 0 on some rank: shift them all. */
-    int64_t origin = sp_selection_first_start(profile, sel);
-    mpi_events mpi = {0};
-    if (rc == 0 && mpi_events_build(&mpi, profile, sel, ranks, num_ranks, err, errlen) < 0)
-        rc = -1;
-    writer w = {.archive = archive,
-                .shift = origin < 0 ? (uint64_t)-origin : 0,
-                .first_ts = UINT64_MAX,
-                .last_ts = 0,
-                .mpi = &mpi};
-    location *locs = NULL;
-    size_t num_locs = 0, cap_locs = 0;
-    for (long k = 0; rc == 0 && k < num_ranks; k++) {
-        sp_rank_data data;
-        if (sp_rank_data_load(profile, ranks[k], sel, &data, err, errlen) < 0) {
-            rc = -1;
-            break;
-        }
-        if (data.calls.n)
-            rc = write_rank(&w, profile, &data, &s, &locs, &num_locs, &cap_locs, err, errlen);
-        sp_rank_data_free(&data);
-    }
-    if (rc == 0 && num_locs == 0) {
+/* rc: of the steps before.  The definitions written and the archive closed
+ * (or, on failure, removed); everything freed.  0 or -1 (err). */
+static int export_end(archive_export *x, const sp_profile *profile,
+                      const sp_export_options *options, int rc, char *err, size_t errlen)
+{
+    OTF2_Archive *archive = x->w.archive;
+    OTF2_ErrorCode e;
+    if (rc == 0 && x->num_locs == 0) {
         snprintf(err, errlen, "%s: no calls recorded for the selected ranks and filters",
                  profile->path ? profile->path : "profile");
         rc = -1;
@@ -850,7 +905,7 @@ int sp_export_otf2(const char *dir, const sp_profile *profile, const sp_export_o
      * file per location all the same. */
     if (rc == 0 && (e = OTF2_Archive_OpenDefFiles(archive)) != OTF2_SUCCESS)
         rc = fail_otf2(err, errlen, "opening the definition files", e);
-    for (size_t k = 0; rc == 0 && k < num_locs; k++) {
+    for (size_t k = 0; rc == 0 && k < x->num_locs; k++) {
         OTF2_DefWriter *d = OTF2_Archive_GetDefWriter(archive, k);
         if (!d || (e = OTF2_Archive_CloseDefWriter(archive, d)) != OTF2_SUCCESS)
             rc = fail_otf2(err, errlen, "writing local definitions", d ? e : OTF2_ERROR_EIO);
@@ -862,24 +917,408 @@ int sp_export_otf2(const char *dir, const sp_profile *profile, const sp_export_o
         if (!g)
             rc = fail_otf2(err, errlen, "opening the global definitions", OTF2_ERROR_EIO);
         else
-            rc = write_definitions(g, profile, options, &s, locs, num_locs, &w, err, errlen);
+            rc = write_definitions(g, profile, options, &x->s, x->locs, x->num_locs, &x->w,
+                                   err, errlen);
     }
     e = OTF2_Archive_Close(archive);
     if (rc == 0 && e != OTF2_SUCCESS)
         rc = fail_otf2(err, errlen, "closing the archive", e);
-    OTF2_Error_RegisterCallback(previous, NULL);
+    OTF2_Error_RegisterCallback(x->previous, NULL);
     if (rc < 0)
-        remove_archive(dir, created_dir);
+        remove_archive(x->dir, x->created_dir);
     if (rc == 0) {
         uint64_t events = 0;
-        for (size_t k = 0; k < num_locs; k++)
-            events += locs[k].events;
-        events -= mpi.sends + mpi.recvs + 2 * mpi.collective_calls;
+        for (size_t k = 0; k < x->num_locs; k++)
+            events += x->locs[k].events;
+        events -= x->mpi.sends + x->mpi.recvs + 2 * x->mpi.collective_calls;
         sp_export_warn_events(options, events / 2, "otf2");
     }
-    mpi_events_free(&mpi);
-    free(locs);
-    strings_free(&s);
+    mpi_events_free(&x->mpi);
+    free(x->locs);
+    strings_free(&x->s);
+    return rc;
+}
+
+int sp_export_otf2(const char *dir, const sp_profile *profile, const sp_export_options *options,
+                   char *err, size_t errlen)
+{
+    const sp_selection *sel = options ? options->selection : NULL;
+    uint32_t *ranks = NULL;
+    long num_ranks = sp_selected_ranks(profile, sel, &ranks);
+    if (num_ranks < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    archive_export x;
+    int rc = export_begin(&x, dir, profile, options, err, errlen);
+    if (rc < 0 && !x.w.archive) {
+        free(ranks);
+        return -1;
+    }
+    /* Aligned clocks may precede 0 on some rank: shift them all. */
+    int64_t origin = sp_selection_first_start(profile, sel);
+    x.w.shift = origin < 0 ? (uint64_t)-origin : 0;
+    if (rc == 0 && mpi_events_build(&x.mpi, profile, sel, ranks, num_ranks, err, errlen) < 0)
+        rc = -1;
+    for (long k = 0; rc == 0 && k < num_ranks; k++) {
+        sp_rank_data data;
+        if (sp_rank_data_load(profile, ranks[k], sel, &data, err, errlen) < 0) {
+            rc = -1;
+            break;
+        }
+        if (data.calls.n)
+            rc = write_rank(&x.w, profile, &data, &x.s, &x.locs, &x.num_locs, &x.cap_locs, err,
+                            errlen);
+        sp_rank_data_free(&data);
+    }
+    rc = export_end(&x, profile, options, rc, err, errlen);
+    free(ranks);
+    return rc;
+}
+
+/* ---- The same archive from a run source (docs/stream.md, "Exports") ----
+ *
+ * A rank's call stream interleaves its lanes, and OTF2 keeps one event
+ * writer per location: every lane of the rank being streamed has its own
+ * writer open.  A writer's location id must be known when its buffer is
+ * first flushed, and the ids follow the sorted lanes that have kept calls:
+ * with thread ids, a first pass over the rank learns its lanes (without,
+ * a rank is one lane).  The definitions are written after the events, as
+ * in memory.  Memory: OTF2_BUFFER_CHUNKS chunks per lane of the rank, the
+ * stream's windows, the open calls; time: two passes over a rank with
+ * lanes. */
+
+typedef struct lane_writer {
+    int64_t lane;
+    OTF2_EvtWriter *events;
+    uint64_t location;          /* index into the export's locations */
+    uint64_t last, written;
+    uint64_t open;              /* kept calls entered, not left */
+} lane_writer;
+
+typedef struct otf2_pass {
+    writer *w;
+    archive_export *x;
+    sp_stream_filter filter;
+    int collecting;             /* the first pass: lanes only */
+    lane_writer *lanes;         /* collecting: sorted by lane id */
+    size_t num_lanes, cap_lanes, cached;
+    int64_t first;              /* the origin pass: earliest kept start */
+    const sp_run_source *src;
+    uint32_t rank;
+    int failed;                 /* an OTF2 call failed (w->status) */
+    int replayed;               /* calls not delivered nested (a scattered rank) */
+} otf2_pass;
+
+static int lane_note(otf2_pass *p, int64_t lane)
+{
+    size_t lo = 0, hi = p->num_lanes;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (p->lanes[mid].lane < lane)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < p->num_lanes && p->lanes[lo].lane == lane)
+        return 0;
+    if (p->num_lanes == p->cap_lanes) {
+        size_t cap = p->cap_lanes ? 2 * p->cap_lanes : 8;
+        lane_writer *grown = realloc(p->lanes, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        p->lanes = grown;
+        p->cap_lanes = cap;
+    }
+    memmove(p->lanes + lo + 1, p->lanes + lo, (p->num_lanes - lo) * sizeof *p->lanes);
+    p->lanes[lo] = (lane_writer){.lane = lane};
+    p->num_lanes++;
+    return 0;
+}
+
+static int compare_lane_writers(const void *a, const void *b)
+{
+    int64_t x = lane_order(((const lane_writer *)a)->lane);
+    int64_t y = lane_order(((const lane_writer *)b)->lane);
+    return (x > y) - (x < y);
+}
+
+/* Locations for the noted lanes, in the in-memory order (lane_order), with
+ * their labels and open writers.  0, -1 (err). */
+static int open_rank_lanes(otf2_pass *p, const sp_run_source *src, char *err, size_t errlen)
+{
+    archive_export *x = p->x;
+    if (p->num_lanes)
+        qsort(p->lanes, p->num_lanes, sizeof *p->lanes, compare_lane_writers);
+    for (size_t k = 0; k < p->num_lanes; k++) {
+        lane_writer *l = &p->lanes[k];
+        char label[512];
+        snprintf(label, sizeof label, "rank %u", p->rank);
+        if (src->any_thread)
+            sp_lane_label(src->profile, p->rank, l->lane, label, sizeof label);
+        if (x->num_locs == x->cap_locs) {
+            size_t cap = x->cap_locs ? 2 * x->cap_locs : 64;
+            location *grown = realloc(x->locs, cap * sizeof *grown);
+            if (!grown)
+                goto oom;
+            x->locs = grown;
+            x->cap_locs = cap;
+        }
+        int64_t name = string_add(&x->s, label);
+        if (name < 0)
+            goto oom;
+        l->location = x->num_locs;
+        l->events = OTF2_Archive_GetEvtWriter(x->w.archive, l->location);
+        if (!l->events) {
+            snprintf(err, errlen, "OTF2: cannot open the event file of rank %u, %s", p->rank,
+                     label);
+            return -1;
+        }
+        x->locs[x->num_locs++] = (location){p->rank, (uint64_t)name, 0};
+    }
+    return 0;
+oom:
+    snprintf(err, errlen, "out of memory");
+    return -1;
+}
+
+/* The rank's writers closed (all of them, also after a failure).  0, -1. */
+static int close_rank_lanes(otf2_pass *p, char *err, size_t errlen)
+{
+    int rc = 0;
+    for (size_t k = 0; k < p->num_lanes; k++) {
+        lane_writer *l = &p->lanes[k];
+        if (!l->events)
+            continue;
+        OTF2_ErrorCode closed = OTF2_Archive_CloseEvtWriter(p->x->w.archive, l->events);
+        if (closed != OTF2_SUCCESS && rc == 0)
+            rc = fail_otf2(err, errlen, "writing events", closed);
+        p->x->locs[l->location].events = l->written;
+    }
+    p->num_lanes = 0;
+    p->cached = 0;
+    return rc;
+}
+
+static lane_writer *lane_writer_of(otf2_pass *p, int64_t lane)
+{
+    if (p->cached < p->num_lanes && p->lanes[p->cached].lane == lane)
+        return &p->lanes[p->cached];
+    for (size_t l = 0; l < p->num_lanes; l++)
+        if (p->lanes[l].lane == lane) {
+            p->cached = l;
+            return &p->lanes[l];
+        }
+    return NULL;
+}
+
+/* stamp() of one lane of the stream */
+static uint64_t lane_stamp(writer *w, lane_writer *l, int64_t ns)
+{
+    w->last = l->last;
+    uint64_t t = stamp(w, ns);
+    l->last = t;
+    return t;
+}
+
+static int otf2_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
+{
+    otf2_pass *p = ctx;
+    *user = parent;
+    if (!sp_stream_filter_keeps(&p->filter, call))
+        return 0;
+    if (p->collecting)
+        return lane_note(p, call->lane) < 0 ? -1 : 0;
+    lane_writer *l = lane_writer_of(p, call->lane);
+    if (!l && p->num_lanes == 0) { /* one lane (no thread ids): opened at its first call */
+        char err[1024];
+        if (lane_note(p, call->lane) < 0 || open_rank_lanes(p, p->src, err, sizeof err) < 0)
+            return -1;
+        l = &p->lanes[0];
+    }
+    if (!l)
+        return -1;
+    /* user word: the depth among the kept calls, which equals the lane's
+     * open calls when the calls come nested; a rank replayed from memory
+     * (far out of time order: every enter, then every exit) does not */
+    uint64_t d = parent < 0 ? 0 : (uint64_t)parent + 1;
+    if (l->open != d) {
+        p->replayed = 1;
+        return -1;
+    }
+    l->open++;
+    uint64_t t = lane_stamp(p->w, l, call->start);
+    p->w->status = OTF2_EvtWriter_Enter(l->events, NULL, t, call->region);
+    l->written++;
+    *user = (int64_t)d;
+    if (p->w->status != OTF2_SUCCESS) {
+        p->failed = 1;
+        return -1;
+    }
+    return 1;
+}
+
+static int otf2_exit(void *ctx, const sp_stream_call *call, int64_t user)
+{
+    otf2_pass *p = ctx;
+    lane_writer *l = lane_writer_of(p, call->lane);
+    if (!l)
+        return -1;
+    if (l->open != (uint64_t)user + 1) {
+        p->replayed = 1;
+        return -1;
+    }
+    l->open--;
+    uint64_t t = lane_stamp(p->w, l, call->end);
+    p->w->status = OTF2_EvtWriter_Leave(l->events, NULL, t, call->region);
+    l->written++;
+    if (p->w->status != OTF2_SUCCESS) {
+        p->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+/* The origin pass's visitor: the earliest start of the kept calls. */
+static int origin_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
+{
+    otf2_pass *p = ctx;
+    *user = parent;
+    if (sp_stream_filter_keeps(&p->filter, call) && call->start < p->first)
+        p->first = call->start;
+    return 0;
+}
+
+/* sp_selection_first_start on the stream: the shift matters only when a
+ * kept call starts before 0 on the aligned axis, which the rows'
+ * statistics (checked against the events by the stream) rule out for
+ * almost every run; else one pass over every selected rank.  0, 1. */
+static int stream_shift(otf2_pass *p, const sp_run_source *src, const uint32_t *ranks,
+                        long num_ranks, uint64_t *shift, char *why, size_t whylen)
+{
+    const sp_profile *profile = src->profile;
+    int64_t first = INT64_MAX;
+    int with_stats = 1;
+    for (size_t f = 0; f < src->num_paths; f++)
+        with_stats &= src->shapes[f].has_stats;
+    for (long k = 0; with_stats && k < num_ranks; k++) {
+        int64_t offset = sp_rank_clock_offset(profile, ranks[k]);
+        for (size_t r = 0; r < profile->num_rows; r++) {
+            const sp_row *row = &profile->rows[r];
+            if (row->rank == ranks[k] && row->count && row->stats.start_minimum - offset < first)
+                first = row->stats.start_minimum - offset;
+        }
+    }
+    *shift = 0;
+    if (with_stats && first >= 0)
+        return 0;
+    p->first = INT64_MAX;
+    sp_call_visitor visitor = {origin_enter, NULL, p};
+    for (long k = 0; k < num_ranks; k++) {
+        if (sp_stream_rank_file(src, ranks[k]) < 0)
+            continue;
+        sp_stream_filter_rank(&p->filter, ranks[k]);
+        sp_rank_stream_info info;
+        int rc = sp_stream_rank(src, ranks[k], sp_rank_clock_offset(profile, ranks[k]),
+                                &visitor, &info, why, whylen);
+        sp_rank_stream_info_free(&info);
+        if (rc != 0)
+            return 1;
+    }
+    *shift = p->first < 0 ? (uint64_t)-p->first : 0;
+    return 0;
+}
+
+int sp_export_otf2_stream(const char *dir, const struct sp_run_source *src,
+                          const sp_export_options *options, char *why, size_t whylen)
+{
+    const sp_profile *profile = src->profile;
+    const sp_selection *sel = options ? options->selection : NULL;
+    const char *reason = sp_run_source_unstreamable(src);
+    if (reason) {
+        snprintf(why, whylen, "%s", reason);
+        return 1;
+    }
+    otf2_pass p = {0};
+    int rc = sp_stream_filter_init(&p.filter, src, sel, why, whylen);
+    if (rc != 0)
+        return rc;
+    uint32_t *ranks = NULL;
+    long num_ranks = sp_selected_ranks(profile, sel, &ranks);
+    uint64_t shift = 0;
+    if (num_ranks < 0)
+        rc = -1;
+    if (rc == 0 && sp_stream_check_run(src, ranks, num_ranks, NULL, why, whylen))
+        rc = 1;
+    if (rc == 0)
+        rc = stream_shift(&p, src, ranks, num_ranks, &shift, why, whylen);
+    archive_export x;
+    char err[1024] = "";
+    /* the target's problems are the in-memory path's to word */
+    if (rc == 0 && export_begin(&x, dir, profile, options, err, sizeof err) < 0) {
+        if (x.w.archive)
+            export_end(&x, profile, options, -1, err, sizeof err);
+        snprintf(why, whylen, "%s", err);
+        rc = 1;
+    }
+    if (rc != 0) {
+        if (rc < 0)
+            snprintf(why, whylen, "out of memory");
+        sp_stream_filter_free(&p.filter);
+        free(ranks);
+        return rc;
+    }
+    x.w.shift = shift;
+    p.w = &x.w;
+    p.x = &x;
+    p.src = src;
+    sp_call_visitor visitor = {otf2_enter, otf2_exit, &p};
+    for (long k = 0; k < num_ranks && rc == 0; k++) {
+        if (sp_stream_rank_file(src, ranks[k]) < 0)
+            continue; /* no rows: no calls */
+        p.rank = ranks[k];
+        sp_stream_filter_rank(&p.filter, ranks[k]);
+        int64_t offset = sp_rank_clock_offset(profile, ranks[k]);
+        sp_rank_stream_info info;
+        if (src->any_thread) {
+            p.collecting = 1;
+            rc = sp_stream_rank(src, ranks[k], offset, &visitor, &info, why, whylen);
+            sp_rank_stream_info_free(&info);
+            p.collecting = 0;
+            if (rc == 0 && open_rank_lanes(&p, src, err, sizeof err) < 0) {
+                snprintf(why, whylen, "%s", err);
+                rc = -1;
+            }
+        }
+        if (rc == 0) {
+            rc = sp_stream_rank(src, ranks[k], offset, &visitor, &info, why, whylen);
+            sp_rank_stream_info_free(&info);
+            if (rc < 0 && p.replayed) {
+                snprintf(why, whylen, "rank %u: calls far out of time order (replayed from "
+                                      "memory, not nested)", ranks[k]);
+                rc = 1;
+            } else if (rc < 0) {
+                snprintf(why, whylen, "%s", p.failed ? "OTF2: writing events" : "out of memory");
+            }
+        }
+        if (close_rank_lanes(&p, err, sizeof err) < 0 && rc == 0) {
+            snprintf(why, whylen, "%s", err);
+            rc = -1;
+        }
+    }
+    /* no calls, or a problem: the in-memory path words it; a failure of
+     * the library is worded here */
+    if (rc == 0 && x.num_locs == 0) {
+        snprintf(why, whylen, "no calls: the in-memory path words it");
+        rc = 1;
+    }
+    int ended = export_end(&x, profile, options, rc == 0 ? 0 : -1, err, sizeof err);
+    if (rc == 0 && ended < 0) {
+        snprintf(why, whylen, "%s", err);
+        rc = -1;
+    }
+    free(p.lanes);
+    sp_stream_filter_free(&p.filter);
     free(ranks);
     return rc;
 }

@@ -15,6 +15,8 @@
 #include "model/utf8.h"
 #include "path_tree_stream.h"
 #include "scopeprof/export.h"
+#include "scopeprof/report.h" /* sp_rank_clock_offset */
+#include "stream_filter.h"
 
 #define WIDTH 1200.0
 #define MARGIN 10.0
@@ -347,6 +349,19 @@ typedef struct chart_block {
     uint64_t calls;
 } chart_block;
 
+/* A frame kept until its lane is written (the streamed chart: a rank's
+ * lanes interleave in its call stream, and a call's exclusive time is known
+ * at its end). */
+typedef struct chart_frame {
+    int merged;
+    uint32_t region;        /* merged: calls in `calls` */
+    uint64_t calls;
+    const char *file;
+    int64_t line;
+    double x, w, y;
+    int64_t start, end, exclusive; /* merged: ns spanned in `start` */
+} chart_frame;
+
 typedef struct chart_pass {
     FILE *out;               /* NULL in the measuring pass */
     const sp_profile *profile;
@@ -361,18 +376,57 @@ typedef struct chart_pass {
     size_t num_blocks;
     uint32_t hidden_below;   /* calls deeper than this are inside a merged block */
     int failed;              /* out of memory */
+    int keep;                /* frames go to `kept`, not to out */
+    chart_frame *kept;
+    size_t num_kept, cap_kept;
 } chart_pass;
 
 #define NOT_HIDING UINT32_MAX
+
+static void chart_write(FILE *out, const chart_pass *c, const chart_frame *f)
+{
+    if (f->merged) {
+        merged_frame(out, f->calls, 0, f->start, f->x, f->w, f->y);
+        return;
+    }
+    char stats[200];
+    snprintf(stats, sizeof stats, "start %.6g ms, duration %.6g ms, exclusive %.6g ms",
+             (f->start - c->run_origin) / 1e6, (f->end - f->start) / 1e6, f->exclusive / 1e6);
+    frame(out, c->profile->names[f->region], f->file, f->line, f->x, f->w, f->y, stats);
+}
+
+/* One frame: written, or kept (its index; -1 when it was written). */
+static int64_t chart_emit(chart_pass *c, const chart_frame *f)
+{
+    if (!c->keep) {
+        chart_write(c->out, c, f);
+        return -1;
+    }
+    if (c->num_kept == c->cap_kept) {
+        size_t cap = c->cap_kept ? 2 * c->cap_kept : 256;
+        chart_frame *grown = realloc(c->kept, cap * sizeof *grown);
+        if (!grown) {
+            c->failed = 1;
+            return -1;
+        }
+        c->kept = grown;
+        c->cap_kept = cap;
+    }
+    c->kept[c->num_kept] = *f;
+    return (int64_t)c->num_kept++;
+}
 
 static void chart_flush(chart_pass *c, uint32_t d)
 {
     chart_block *b = &c->blocks[d];
     if (!b->active)
         return;
-    if (c->out)
-        merged_frame(c->out, b->calls, 0, (int64_t)((b->x1 - b->x0) * c->span), b->x0,
-                     b->x1 - b->x0, c->top + d * ROW);
+    if (c->out || c->keep) {
+        chart_frame f = {.merged = 1, .calls = b->calls,
+                         .start = (int64_t)((b->x1 - b->x0) * c->span), .x = b->x0,
+                         .w = b->x1 - b->x0, .y = c->top + d * ROW};
+        chart_emit(c, &f);
+    }
     c->frames++;
     b->active = 0;
 }
@@ -383,21 +437,22 @@ static void chart_flush_all(chart_pass *c)
         chart_flush(c, (uint32_t)d);
 }
 
-static int chart_open(void *ctx, size_t i)
+/* A call at depth d of the current lane: merged, hidden, or a frame.  The
+ * frame's index in `kept` when kept (its exclusive time to be set), else -1;
+ * -2 out of memory. */
+static int64_t chart_call(chart_pass *c, uint32_t d, int64_t start, int64_t end,
+                          int64_t exclusive, uint32_t region, const sp_row *row)
 {
-    chart_pass *c = ctx;
-    const sp_calls *calls = &c->data->calls;
-    uint32_t d = calls->depth[i];
     if (d > c->max_depth)
         c->max_depth = d;
     if (c->hidden_below != NOT_HIDING && d > c->hidden_below) {
         c->blocks[c->hidden_below].calls++;
-        return 0;
+        return -1;
     }
     c->hidden_below = NOT_HIDING;
     /* Clipped to the window: --from/--to keep calls that intersect it. */
-    double x0 = (double)(calls->start[i] - c->origin) / c->span;
-    double x1 = (double)(calls->end[i] - c->origin) / c->span;
+    double x0 = (double)(start - c->origin) / c->span;
+    double x1 = (double)(end - c->origin) / c->span;
     if (x0 < 0)
         x0 = 0;
     if (x1 > 1)
@@ -411,7 +466,7 @@ static int chart_open(void *ctx, size_t i)
         chart_block *grown = realloc(c->blocks, cap * sizeof *grown);
         if (!grown) {
             c->failed = 1;
-            return 1;
+            return -2;
         }
         memset(grown + c->num_blocks, 0, (cap - c->num_blocks) * sizeof *grown);
         c->blocks = grown;
@@ -428,20 +483,27 @@ static int chart_open(void *ctx, size_t i)
             *b = (chart_block){1, x0, x1, 1};
         }
         c->hidden_below = d;
-        return 0;
+        return -1;
     }
     chart_flush(c, d);
     c->frames++;
-    if (!c->out)
-        return 0;
-    const sp_row *row = sp_rank_data_row(c->profile, c->data, i);
-    char stats[200];
-    snprintf(stats, sizeof stats, "start %.6g ms, duration %.6g ms, exclusive %.6g ms",
-             (calls->start[i] - c->run_origin) / 1e6, (calls->end[i] - calls->start[i]) / 1e6,
-             calls->exclusive[i] / 1e6);
-    frame(c->out, c->profile->names[calls->region[i]], row ? row->source_file : "",
-          row ? row->source_line : -1, x0, x1 - x0, c->top + d * ROW, stats);
-    return 0;
+    if (!c->out && !c->keep)
+        return -1;
+    chart_frame f = {.region = region, .file = row ? row->source_file : "",
+                     .line = row ? row->source_line : -1, .x = x0, .w = x1 - x0,
+                     .y = c->top + d * ROW, .start = start, .end = end,
+                     .exclusive = exclusive};
+    int64_t k = chart_emit(c, &f);
+    return c->failed ? -2 : k;
+}
+
+static int chart_open(void *ctx, size_t i)
+{
+    chart_pass *c = ctx;
+    const sp_calls *calls = &c->data->calls;
+    const sp_row *row = c->out ? sp_rank_data_row(c->profile, c->data, i) : NULL;
+    return chart_call(c, calls->depth[i], calls->start[i], calls->end[i], calls->exclusive[i],
+                      calls->region[i], row) == -2;
 }
 
 /* Both passes: measure (out NULL: band heights) then draw. */
@@ -539,6 +601,312 @@ static int flame_chart(FILE *out, const sp_profile *profile, const sp_export_opt
         sp_export_warn_events(options, c.frames, "flame chart");
     }
     free(c.blocks);
+    return rc;
+}
+
+/* ---- the flame chart from a run source (docs/stream.md, "Exports") ----
+ *
+ * As in memory, one pass measures (the lanes of every rank and their
+ * depth: the bands' heights, the document's height in its header; the
+ * first kept call: the left edge; the run's start and the last end) and one
+ * draws.  A rank's call stream interleaves its lanes, and a frame's hover
+ * text holds its exclusive time, known when the call ends: so each lane of
+ * the rank being drawn keeps its frames (those the drawing shows, at most a
+ * few per pixel column and depth, the merged ones included) and the lanes
+ * are written in order at the rank's end.  Memory: the drawing of one rank,
+ * the lanes of the run, the stream's. */
+
+typedef struct chart_lane {
+    uint32_t rank;
+    int64_t lane;
+    uint32_t max_depth;      /* of its kept calls */
+    uint32_t open_count;     /* kept calls entered, not left */
+    uint32_t *open;          /* drawing: frame index in kept (or UINT32_MAX) per
+                                kept depth of its open calls */
+    size_t open_cap;
+    chart_pass pass;         /* drawing */
+} chart_lane;
+
+typedef struct chart_stream {
+    sp_stream_filter filter;
+    chart_lane *lanes;       /* measuring: of the run, by rank then lane id */
+    size_t num_lanes, cap_lanes;
+    size_t rank_first, rank_lanes; /* the rank being streamed: its lanes */
+    size_t cached;
+    int64_t first_kept;      /* aligned start of the first kept call */
+    int drawing;
+    int replayed;            /* calls not delivered nested (a scattered rank) */
+} chart_stream;
+
+static chart_lane *chart_lane_of(chart_stream *cs, uint32_t rank, int64_t lane, int create)
+{
+    chart_lane *first = cs->lanes + cs->rank_first;
+    if (cs->cached < cs->rank_lanes && first[cs->cached].lane == lane)
+        return &first[cs->cached];
+    size_t lo = 0, hi = cs->rank_lanes;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (first[mid].lane < lane)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < cs->rank_lanes && first[lo].lane == lane) {
+        cs->cached = lo;
+        return &first[lo];
+    }
+    if (!create)
+        return NULL;
+    if (cs->num_lanes == cs->cap_lanes) {
+        size_t cap = cs->cap_lanes ? 2 * cs->cap_lanes : 16;
+        chart_lane *grown = realloc(cs->lanes, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        cs->lanes = grown;
+        cs->cap_lanes = cap;
+        first = cs->lanes + cs->rank_first;
+    }
+    memmove(first + lo + 1, first + lo, (cs->rank_lanes - lo) * sizeof *first);
+    first[lo] = (chart_lane){.rank = rank, .lane = lane};
+    cs->num_lanes++;
+    cs->rank_lanes++;
+    cs->cached = lo;
+    return &first[lo];
+}
+
+/* The user word of a kept call: its depth among the kept calls (the depth
+ * of the in-memory reconstruction of the kept calls). */
+static int chart_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
+{
+    chart_stream *cs = ctx;
+    *user = parent;
+    if (!sp_stream_filter_keeps(&cs->filter, call))
+        return 0;
+    uint32_t d = parent < 0 ? 0 : (uint32_t)parent + 1;
+    *user = d;
+    chart_lane *l = chart_lane_of(cs, cs->filter.rank, call->lane, !cs->drawing);
+    if (!l)
+        return -1;
+    /* the lane's open kept calls are the call's ancestors when the calls
+     * come nested; a rank replayed from memory (far out of time order:
+     * every enter, then every exit) does not */
+    if (l->open_count != d) {
+        cs->replayed = 1;
+        return -1;
+    }
+    l->open_count++;
+    if (!cs->drawing) {
+        if (d > l->max_depth)
+            l->max_depth = d;
+        if (call->start < cs->first_kept)
+            cs->first_kept = call->start;
+        return 1;
+    }
+    if (d >= l->open_cap) {
+        size_t cap = l->open_cap ? 2 * l->open_cap : 64;
+        while (cap <= d)
+            cap *= 2;
+        uint32_t *grown = realloc(l->open, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        l->open = grown;
+        l->open_cap = cap;
+    }
+    int64_t row = l->pass.data->row_of_region[call->region];
+    int64_t k = chart_call(&l->pass, d, call->start, call->end, 0, call->region,
+                           row >= 0 ? &l->pass.profile->rows[row] : NULL);
+    if (k == -2)
+        return -1;
+    l->open[d] = k >= 0 ? (uint32_t)k : UINT32_MAX;
+    return 1;
+}
+
+static int chart_exit(void *ctx, const sp_stream_call *call, int64_t user)
+{
+    chart_stream *cs = ctx;
+    chart_lane *l = chart_lane_of(cs, cs->filter.rank, call->lane, 0);
+    if (!l)
+        return -1;
+    if (l->open_count != (uint64_t)user + 1) {
+        cs->replayed = 1;
+        return -1;
+    }
+    l->open_count--;
+    if (!cs->drawing)
+        return 0;
+    uint32_t k = l->open[user];
+    if (k != UINT32_MAX)
+        l->pass.kept[k].exclusive = call->exclusive;
+    return 0;
+}
+
+/* One pass over every selected rank (measuring, or drawing: each rank's
+ * lanes written at its end).  0, 1 (why), -1. */
+static int chart_stream_pass(chart_stream *cs, const sp_run_source *src, const uint32_t *ranks,
+                             long num_ranks, chart_pass *shape, double *y, int64_t *run_first,
+                             int64_t *run_last, char *why, size_t whylen)
+{
+    const sp_profile *profile = src->profile;
+    sp_call_visitor visitor = {chart_enter, chart_exit, cs};
+    sp_rank_data rows = {0};
+    int rc = 0;
+    if (cs->drawing &&
+        !(rows.row_of_region = malloc((profile->num_names ? profile->num_names : 1) *
+                                      sizeof *rows.row_of_region)))
+        return -1;
+    size_t next = 0; /* drawing: the first lane of the rank */
+    for (long k = 0; k < num_ranks && rc == 0; k++) {
+        uint32_t rank = ranks[k];
+        if (sp_stream_rank_file(src, rank) < 0)
+            continue;
+        sp_stream_filter_rank(&cs->filter, rank);
+        if (cs->drawing) {
+            cs->rank_first = next;
+            cs->rank_lanes = 0;
+            while (next < cs->num_lanes && cs->lanes[next].rank == rank) {
+                next++;
+                cs->rank_lanes++;
+            }
+            if (cs->rank_lanes == 0)
+                continue; /* no kept call */
+            sp_stream_rows_of_rank(profile, rank, rows.row_of_region);
+            for (size_t l = 0; l < cs->rank_lanes; l++) {
+                chart_lane *ln = &cs->lanes[cs->rank_first + l];
+                ln->pass = *shape;
+                ln->pass.frames = 0;
+                ln->pass.data = &rows;
+                ln->pass.keep = 1;
+                ln->pass.hidden_below = NOT_HIDING;
+                ln->pass.top = *y + ROW;
+                *y += ROW * (ln->max_depth + 2) + 4;
+            }
+        } else {
+            cs->rank_first = cs->num_lanes;
+            cs->rank_lanes = 0;
+        }
+        cs->cached = 0;
+        int64_t offset = sp_rank_clock_offset(profile, rank);
+        sp_rank_stream_info info;
+        rc = sp_stream_rank(src, rank, offset, &visitor, &info, why, whylen);
+        if (rc < 0 && cs->replayed) {
+            snprintf(why, whylen, "rank %u: calls far out of time order (replayed from memory, "
+                                  "not nested)", rank);
+            rc = 1;
+        }
+        if (rc == 0 && !cs->drawing && info.calls) {
+            if (info.first_start + offset < *run_first)
+                *run_first = info.first_start + offset;
+            if (info.last_end + offset > *run_last)
+                *run_last = info.last_end + offset;
+        }
+        sp_rank_stream_info_free(&info);
+        for (size_t l = 0; cs->drawing && l < cs->rank_lanes; l++) {
+            chart_lane *ln = &cs->lanes[cs->rank_first + l];
+            chart_pass *c = &ln->pass;
+            if (rc == 0) {
+                chart_flush_all(c);
+                if (c->failed)
+                    rc = -1;
+            }
+            if (rc == 0) {
+                char label[512] = "";
+                if (src->any_thread)
+                    sp_lane_label(profile, rank, ln->lane, label, sizeof label);
+                fprintf(shape->out, "<text class=\"band\" x=\"%g\" y=\"%.1f\">rank %u%s",
+                        MARGIN, c->top - 4, rank, label[0] ? " - " : "");
+                sp_svg_escape(shape->out, label);
+                fputs("</text>\n", shape->out);
+                for (size_t f = 0; f < c->num_kept; f++)
+                    chart_write(shape->out, c, &c->kept[f]);
+                shape->frames += c->frames;
+            }
+            free(c->kept);
+            free(c->blocks);
+            free(ln->open);
+            c->kept = NULL;
+            c->blocks = NULL;
+            ln->open = NULL;
+        }
+    }
+    free(rows.row_of_region);
+    if (rc < 0)
+        snprintf(why, whylen, "out of memory");
+    return rc;
+}
+
+int sp_flame_chart_stream(FILE *out, const struct sp_run_source *src,
+                          const sp_export_options *options, char *why, size_t whylen)
+{
+    const sp_profile *profile = src->profile;
+    const sp_selection *sel = options ? options->selection : NULL;
+    const char *reason = sp_run_source_unstreamable(src);
+    if (reason) {
+        snprintf(why, whylen, "%s", reason);
+        return 1;
+    }
+    chart_stream cs = {.first_kept = INT64_MAX};
+    int rc = sp_stream_filter_init(&cs.filter, src, sel, why, whylen);
+    if (rc != 0)
+        return rc;
+    uint32_t *ranks = NULL;
+    long num_ranks = sp_selected_ranks(profile, sel, &ranks);
+    int64_t run_first = INT64_MAX, run_last = INT64_MIN;
+    if (num_ranks < 0)
+        rc = -1;
+    /* the ranks left out: checked, and their first start (the run's start) */
+    if (rc == 0 && sp_stream_check_run(src, ranks, num_ranks, &run_first, why, whylen))
+        rc = 1;
+    chart_pass shape = {0};
+    double y = HEADER;
+    if (rc == 0)
+        rc = chart_stream_pass(&cs, src, ranks, num_ranks, &shape, &y, &run_first, &run_last,
+                               why, whylen);
+    if (rc == 0 && cs.first_kept == INT64_MAX) {
+        snprintf(why, whylen, "no calls: the in-memory path words it");
+        rc = 1;
+    }
+    if (rc == 0) {
+        /* as flame_chart, from what the measuring pass learnt */
+        int64_t run_origin = 0;
+        if (sp_profile_meta_int(profile, "start_time_ns", &run_origin) != 0)
+            run_origin = run_first == INT64_MAX ? 0 : run_first;
+        shape.profile = profile;
+        shape.run_origin = run_origin;
+        shape.origin = cs.first_kept;
+        int64_t last = shape.origin;
+        if (run_last > last)
+            last = run_last;
+        if (sel && sel->has_from) {
+            int64_t from = run_origin + (int64_t)(sel->from_s * 1e9);
+            if (from > shape.origin && from < last)
+                shape.origin = from;
+        }
+        if (sel && sel->has_to) {
+            int64_t to = run_origin + (int64_t)(sel->to_s * 1e9);
+            if (to < last && to > shape.origin)
+                last = to;
+        }
+        shape.span = last > shape.origin ? (double)(last - shape.origin) : 1.0;
+        for (size_t l = 0; l < cs.num_lanes; l++)
+            y += ROW * (cs.lanes[l].max_depth + 2) + 4;
+        char title[600];
+        snprintf(title, sizeof title, "Flame chart - %s (%.6g ms from %.6g ms)",
+                 sp_export_label(profile, options), shape.span / 1e6,
+                 (shape.origin - run_origin) / 1e6);
+        header(out, y + MARGIN, title);
+        shape.out = out;
+        y = HEADER;
+        cs.drawing = 1;
+        rc = chart_stream_pass(&cs, src, ranks, num_ranks, &shape, &y, &run_first, &run_last,
+                               why, whylen);
+    }
+    if (rc == 0) {
+        fputs("</svg>\n", out);
+        sp_export_warn_events(options, shape.frames, "flame chart");
+    }
+    free(cs.lanes);
+    sp_stream_filter_free(&cs.filter);
+    free(ranks);
     return rc;
 }
 

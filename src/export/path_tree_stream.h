@@ -8,6 +8,7 @@
 
 #include "scopeprof/export.h"
 #include "scopeprof/stream.h"
+#include "stream_filter.h"
 
 /* with_ranks: each rank's calls under its SP_PATH_RANK node and their lane's
  * SP_PATH_LANE node (folded); else at the top (the flame graph).  Node
@@ -16,5 +17,13 @@
  * memory (why: MPI columns, a problem in a file, ...); -1 out of memory. */
 int sp_path_tree_stream(sp_path_tree *tree, const sp_run_source *src, const sp_selection *sel,
                         int with_ranks, uint64_t *calls, char *why, size_t whylen);
+
+/* One rank's step of sp_path_tree_stream, for an exporter that writes a
+ * tree per rank (prof); the run's checks (sp_stream_check_run) are the
+ * caller's.  filter: sp_stream_filter_init for src.  *calls grows by the
+ * calls added.  0, 1 (why), -1 out of memory. */
+int sp_path_tree_stream_rank(sp_path_tree *tree, const sp_run_source *src,
+                             sp_stream_filter *filter, uint32_t rank, int with_ranks,
+                             uint64_t *calls, char *why, size_t whylen);
 
 #endif

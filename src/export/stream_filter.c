@@ -126,3 +126,42 @@ int sp_stream_check_run(const sp_run_source *src, const uint32_t *selected, long
     }
     return 0;
 }
+
+void sp_stream_rows_of_rank(const sp_profile *skeleton, uint32_t rank, int64_t *row_of_region)
+{
+    for (size_t r = 0; r < skeleton->num_names; r++)
+        row_of_region[r] = -1;
+    for (size_t r = 0; r < skeleton->num_rows; r++) {
+        const sp_row *row = &skeleton->rows[r];
+        if (row->rank == rank && row->region < skeleton->num_names)
+            row_of_region[row->region] = (int64_t)r;
+    }
+}
+
+int sp_stream_rank_grafted(const sp_run_source *src, const sp_selection *sel, uint32_t rank,
+                           long file, sp_profile **full, sp_rank_data *data, char *why,
+                           size_t whylen)
+{
+    if (sp_run_source_rank_alone(src, rank, file, sel, sel && (sel->has_from || sel->has_to),
+                                 full, data, why, whylen) != 0)
+        return 1;
+    const sp_profile *skeleton = src->profile;
+    int64_t *rows = NULL;
+    int rc = sp_rank_data_graft(*full, data, NULL) != 0 ? -1 : 0;
+    if (rc == 0)
+        rc = sp_run_source_run_regions(src, *full, data);
+    if (rc == 0 &&
+        !(rows = malloc((skeleton->num_names ? skeleton->num_names : 1) * sizeof *rows)))
+        rc = -1;
+    if (rc == 0) {
+        sp_stream_rows_of_rank(skeleton, rank, rows);
+        free(data->row_of_region);
+        data->row_of_region = rows;
+        return 0;
+    }
+    sp_rank_data_free(data);
+    sp_profile_free(*full);
+    *full = NULL;
+    snprintf(why, whylen, "out of memory");
+    return -1;
+}

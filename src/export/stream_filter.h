@@ -45,4 +45,21 @@ long sp_stream_rank_file(const sp_run_source *src, uint32_t rank);
 int sp_stream_check_run(const sp_run_source *src, const uint32_t *selected, long num_selected,
                         int64_t *first_start, char *why, size_t whylen);
 
+/* row_of_region (the skeleton's num_names entries): the skeleton's row of
+ * each region for `rank`, -1 none (what sp_rank_data_row gives in memory:
+ * the run has one row per rank and region). */
+void sp_stream_rows_of_rank(const sp_profile *skeleton, uint32_t rank, int64_t *row_of_region);
+
+/* A rank of a file with fork edges, grafted as the in-memory exporters
+ * graft it: the stream does not graft, so the rank's file alone is read
+ * into memory (with the reader's checks; memory of one file, whatever the
+ * number of files), then given the run's terms: region ids and
+ * row_of_region of the skeleton (sp_rank_data_row(src->profile, data, i)).
+ * The file alone must read as it does within the run: not with
+ * --from/--to (the run's origin) nor with columns other files lack.
+ * 0 (free *full and *data), 1 (why), -1 out of memory. */
+int sp_stream_rank_grafted(const sp_run_source *src, const sp_selection *sel, uint32_t rank,
+                           long file, sp_profile **full, sp_rank_data *data, char *why,
+                           size_t whylen);
+
 #endif

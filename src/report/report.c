@@ -233,7 +233,36 @@ static int cmp_lane(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int add_lane_trees(sp_report *report, uint32_t rank, const sp_calls *calls)
+static int cmp_lane_tree(const void *a, const void *b)
+{
+    return cmp_lane(&((const sp_report_tree *)a)->lane, &((const sp_report_tree *)b)->lane);
+}
+
+int sp_report_take_lane_trees(sp_report *report, sp_report_tree *trees, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(trees, n, sizeof *trees, cmp_lane_tree);
+    sp_report_tree *all =
+        realloc(report->lane_trees, (report->num_lane_trees + n) * sizeof *all);
+    int rc = all ? 0 : -1;
+    for (size_t k = 0; rc == 0 && k < n; k++) {
+        trees[k].num_ranks = 1;
+        if (sp_report_tree_order(&trees[k]))
+            rc = -1;
+    }
+    if (all)
+        report->lane_trees = all;
+    for (size_t k = 0; k < n; k++) {
+        if (rc == 0)
+            all[report->num_lane_trees++] = trees[k];
+        else
+            sp_report_tree_free(&trees[k]);
+    }
+    return rc;
+}
+
+int sp_report_add_lane_trees(sp_report *report, uint32_t rank, const sp_calls *calls)
 {
     /* Collect every call's lane, sort, keep distinct. */
     int64_t *lanes = malloc((calls->n ? calls->n : 1) * sizeof *lanes);
@@ -335,7 +364,7 @@ static int rank_tree_in_memory(void *ctx, sp_report *report, const sp_report_opt
     /* Lane trees keep each lane apart; the merged tree grafts forked work
      * under its fork parent. */
     if (rc == 0 && opt->per_lane)
-        rc = add_lane_trees(report, rank, &data.calls);
+        rc = sp_report_add_lane_trees(report, rank, &data.calls);
     sp_graft_info graft = {NULL, NULL};
     if (rc == 0 && sp_selection_grafts(sel))
         rc = sp_rank_data_graft(profile, &data, &graft);

@@ -108,6 +108,14 @@ typedef struct sp_mpi_rows {
 int sp_report_mpi_build_from(const sp_report *report, const sp_mpi_rows *src,
                              sp_report_mpi *out);
 
+/* --lanes (bare): one tree per lane of a rank.  From a rank's kept calls
+ * (in memory), or from trees built elsewhere (the stream: trees[k] holds
+ * lane trees[k].lane's calls, nodes in the order add_calls creates them),
+ * which the report takes over (sorted in reading order, ordered, appended;
+ * freed on failure).  0 or -1 (out of memory). */
+int sp_report_add_lane_trees(sp_report *report, uint32_t rank, const sp_calls *calls);
+int sp_report_take_lane_trees(sp_report *report, sp_report_tree *trees, size_t n);
+
 /* Thread and task tables of the selected ranks.  0 or -1 (out of memory). */
 int sp_report_lane_tables(sp_report *report, const sp_profile *profile,
                           const sp_selection *selection, const sp_report_source *source);

@@ -45,6 +45,11 @@ typedef struct stream_ctx {
     char *why;
     size_t whylen;
     sp_report_tree *tree;     /* of the rank being streamed */
+    /* bare --lanes: the rank's tree per lane; a kept call's user word is
+     * then its node in `tree` and, in the high 32 bits, in its lane's */
+    int per_lane;
+    sp_report_tree *lane_trees;
+    size_t num_lane_trees, cached_lane_tree;
     sp_report_jobs jobs;      /* worker processes (--jobs), count <= 1: none */
     int jobs_started;
     size_t next_rank;         /* next selected rank to take from the workers */
@@ -80,6 +85,38 @@ static void on_event(void *ctx, int64_t s, int64_t e)
         c->clip_hi = hi;
 }
 
+/* The tree of a lane of the rank being streamed, created at its first
+ * kept call; NULL out of memory. */
+static sp_report_tree *lane_tree(stream_ctx *c, int64_t lane)
+{
+    if (c->cached_lane_tree < c->num_lane_trees &&
+        c->lane_trees[c->cached_lane_tree].lane == lane)
+        return &c->lane_trees[c->cached_lane_tree];
+    for (size_t k = 0; k < c->num_lane_trees; k++)
+        if (c->lane_trees[k].lane == lane) {
+            c->cached_lane_tree = k;
+            return &c->lane_trees[k];
+        }
+    sp_report_tree *grown =
+        realloc(c->lane_trees, (c->num_lane_trees + 1) * sizeof *grown);
+    if (!grown)
+        return NULL;
+    c->lane_trees = grown;
+    if (sp_report_tree_init(&grown[c->num_lane_trees], c->rank, lane) != 0)
+        return NULL;
+    c->cached_lane_tree = c->num_lane_trees;
+    return &grown[c->num_lane_trees++];
+}
+
+static void lane_trees_free(stream_ctx *c)
+{
+    for (size_t k = 0; k < c->num_lane_trees; k++)
+        sp_report_tree_free(&c->lane_trees[k]);
+    free(c->lane_trees);
+    c->lane_trees = NULL;
+    c->num_lane_trees = c->cached_lane_tree = 0;
+}
+
 static int on_call_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
 {
     stream_ctx *c = ctx;
@@ -89,14 +126,35 @@ static int on_call_enter(void *ctx, const sp_stream_call *call, int64_t parent, 
         *user = parent;
         return 0;
     }
-    *user = sp_report_tree_node(c->tree, parent, call->region);
-    return *user < 0 ? -1 : 1;
+    if (!c->per_lane) {
+        *user = sp_report_tree_node(c->tree, parent, call->region);
+        return *user < 0 ? -1 : 1;
+    }
+    sp_report_tree *lane = lane_tree(c, call->lane);
+    int64_t node = sp_report_tree_node(c->tree, parent < 0 ? -1 : parent & 0xffffffff,
+                                       call->region);
+    int64_t lane_node = lane ? sp_report_tree_node(lane, parent < 0 ? -1 : parent >> 32,
+                                                   call->region)
+                             : -1;
+    if (node < 0 || lane_node < 0 || node > 0x7fffffff || lane_node > 0x7fffffff)
+        return -1;
+    *user = node | lane_node << 32;
+    return 1;
 }
 
 static int on_call_exit(void *ctx, const sp_stream_call *call, int64_t user)
 {
     stream_ctx *c = ctx;
-    sp_report_node_add_call(&c->tree->nodes[user], call->end - call->start, call->exclusive);
+    int64_t duration = call->end - call->start;
+    if (!c->per_lane) {
+        sp_report_node_add_call(&c->tree->nodes[user], duration, call->exclusive);
+        return 0;
+    }
+    sp_report_node_add_call(&c->tree->nodes[user & 0xffffffff], duration, call->exclusive);
+    sp_report_tree *lane = lane_tree(c, call->lane);
+    if (!lane)
+        return -1;
+    sp_report_node_add_call(&lane->nodes[user >> 32], duration, call->exclusive);
     return 0;
 }
 
@@ -129,12 +187,15 @@ static int rank_tree_from_file(stream_ctx *c, sp_report *report, const sp_report
         return 1;
     int rc = sp_report_tree_init(&out->tree, rank, SP_REPORT_ALL_LANES) ? -1 : 0;
     out->has_tree = rc == 0;
+    /* the run's region ids (the graft only compares them) */
+    if (rc == 0)
+        rc = sp_run_source_run_regions(src, full, &data);
+    /* lane trees keep each lane apart: before the graft, as report.c */
+    if (rc == 0 && opt->per_lane)
+        rc = sp_report_add_lane_trees(report, rank, &data.calls);
     sp_graft_info graft = {NULL, NULL};
     if (rc == 0 && sp_selection_grafts(opt->selection))
         rc = sp_rank_data_graft(full, &data, &graft);
-    /* the run's region ids */
-    if (rc == 0)
-        rc = sp_run_source_run_regions(src, full, &data);
     if (rc == 0)
         rc = sp_report_tree_add_forks(&out->tree, &data.calls, graft.fork_of, graft.own_lane);
     sp_graft_info_free(&graft);
@@ -188,7 +249,6 @@ static int rank_tree_from_file(stream_ctx *c, sp_report *report, const sp_report
         free(extra->thread_busy);
         *extra = (sp_rank_extra){INT64_MAX, INT64_MIN, 0, NULL, NULL};
     }
-    (void)report;
     return rc;
 }
 
@@ -239,6 +299,7 @@ static int stream_one_rank(void *ctx, sp_report *report, const sp_report_options
     sp_stream_options so = {c->window ? on_event : NULL, c, 1};
     sp_rank_stream_info info;
     int rc = sp_stream_rank_with(c->src, rank, c->offset, &visitor, &so, &info, why, whylen);
+    int from_rows = rc == 2; /* the calls seen before the crossing are dropped */
     if (rc == 2) {
         rc = rows_only(c->src, rank, out, why);
         out->row_durations = info.row_durations;
@@ -251,6 +312,14 @@ static int stream_one_rank(void *ctx, sp_report *report, const sp_report_options
         extra->first_start = c->clip_lo;
         extra->last_end = c->clip_hi;
     }
+    if (rc == 0 && c->per_lane && !from_rows) {
+        /* the report takes them, in the order the in-memory path adds them */
+        rc = sp_report_take_lane_trees(report, c->lane_trees, c->num_lane_trees);
+        free(c->lane_trees);
+        c->lane_trees = NULL;
+        c->num_lane_trees = c->cached_lane_tree = 0;
+    }
+    lane_trees_free(c);
     if (rc != 0) {
         sp_rank_stream_info_free(&info);
         *extra = (sp_rank_extra){INT64_MAX, INT64_MIN, 0, NULL, NULL};
@@ -309,7 +378,7 @@ static int rank_tree_streamed(void *ctx, sp_report *report, const sp_report_opti
             rc = sp_report_tree_init(&out->tree, rank, SP_REPORT_ALL_LANES) == 0 ? 0 : -1;
             out->has_tree = rc == 0;
         }
-    } else if (c->jobs.count > 1 && report->num_ranks > 1) {
+    } else if (c->jobs.count > 1 && report->num_ranks > 1 && !c->per_lane) {
         if (!c->jobs_started) {
             c->jobs_started = 1;
             if (sp_report_jobs_start(&c->jobs, report, opt) != 0) {
@@ -421,8 +490,8 @@ static int check_unselected_ranks(const sp_run_source *src, const sp_report *rep
 static const char *not_streamed(const sp_run_source *src, const sp_report_options *opt)
 {
     const sp_selection *sel = opt->selection;
-    if (opt->per_lane)
-        return "per-lane trees (--lanes)";
+    if (opt->per_lane && opt->remote && opt->remote->count > 1)
+        return "per-lane trees (--lanes) under an MPI launcher";
     if (opt->on_rank)
         return "per-call collection";
     int64_t start;
@@ -449,6 +518,7 @@ int sp_report_build_stream(const sp_run_source *src, const sp_report_options *op
     stream_ctx c = {.src = src, .first_start = INT64_MAX, .last_end = INT64_MIN, .why = why,
                     .whylen = whylen};
     c.jobs = (sp_report_jobs){.count = opt->jobs, .compute = stream_one_rank, .ctx = &c};
+    c.per_lane = opt->per_lane;
     c.region_keep = malloc(profile->num_names ? profile->num_names : 1);
     if (!c.region_keep) {
         snprintf(why, whylen, "out of memory");

@@ -1145,14 +1145,29 @@ Test(cli, report_streamed_equals_in_memory)
     cr_expect_str_eq(vs.out, vm.out);
     result_free(&vs);
     result_free(&vm);
-    /* Not streamed yet: the same output through the in-memory path. */
-    const char *const lanes[] = {"report", "many_rank00000.h5", "--lanes", NULL};
-    result s = run_env(lanes, trace);
-    result m = run_env(lanes, memory);
-    cr_expect_neq(strstr(s.err, "in memory: per-lane trees"), NULL, "%s", s.err);
-    cr_expect_str_eq(s.out, m.out);
-    result_free(&s);
-    result_free(&m);
+    /* Bare --lanes (one tree per lane), with the rank's tree built beside
+     * them; in the command whatever -j says (the workers send one tree). */
+    write_run();
+    const char *const lanes[][10] = {
+        {"report", "many_rank00000.h5", "--lanes", NULL},
+        {"report", "many_rank00000.h5", "--lanes", "--format", "json", NULL},
+        {"report", "many_rank00000.h5", "--lanes", "--include", "region1|leaf4", NULL},
+        {"report", "many_rank00000.h5", "--lanes", "--lanes=worker1,worker2", NULL},
+        {"report", "run_rank00000.h5", "run_rank00001.h5", "--lanes", "-j", "2", NULL},
+        {"report", "run_rank00000.h5", "run_rank00001.h5", "--lanes", "--tree", "--ranks", "1",
+         NULL},
+    };
+    for (size_t v = 0; v < sizeof lanes / sizeof lanes[0]; v++) {
+        result s = run_env(lanes[v], trace);
+        result m = run_env(lanes[v], memory);
+        cr_assert_eq(s.status, 0, "%s", s.err);
+        cr_expect_str_eq(s.err, "scopeprof report: streamed\n", "lanes variant %zu", v);
+        cr_expect_str_eq(s.out, m.out, "lanes variant %zu", v);
+        if (v == 0)
+            cr_expect_neq(strstr(s.out, "worker2"), NULL, "%s", s.out);
+        result_free(&s);
+        result_free(&m);
+    }
 }
 
 /* stderr of a streamed run (its trace line first) against the in-memory one */
@@ -1189,6 +1204,8 @@ Test(cli, report_streams_a_rank_that_does_not_nest)
         {"report", "-j", "2", ".", "--exclude", "io", "--min-duration", "0.0001", NULL},
         {"report", "-j", "1", ".", "--ranks", "1", "--threads", NULL},
         {"report", "-j", "1", ".", "--ranks", "0,2", NULL},
+        {"report", "-j", "2", ".", "--lanes", NULL},
+        {"report", "-j", "1", ".", "--lanes", "--format", "json", NULL},
     };
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         result s = run_env(variants[v], trace), m = run_env(variants[v], memory);
@@ -1344,6 +1361,7 @@ Test(cli, report_of_fork_edges_equals_in_memory)
         {"report", "omp_rank00000.h5", NULL},
         {"report", "omp_rank00000.h5", "--no-graft", NULL},
         {"report", "omp_rank00000.h5", "--exclude", "omp parallel", NULL},
+        {"report", "omp_rank00000.h5", "--lanes", NULL},
     };
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         result s = run_env(variants[v], trace), m = run_env(variants[v], memory);
@@ -1458,4 +1476,129 @@ Test(cli, export_streamed_to_stdout_checks_every_rank_first)
         result_free(&s);
         result_free(&m);
     }
+}
+
+/* The files of a directory whose names start with prefix. */
+static int count_prefixed(const char *prefix)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "ls -1 '%s' | grep -c '^%s' > '%s/count.txt'", dir, prefix, dir);
+    cr_assert_neq(system(cmd), -1);
+    char *text = slurp(in_dir("count.txt"));
+    int n = atoi(text);
+    free(text);
+    return n;
+}
+
+/* `export prof` streams one file per rank under a temporary name and
+ * renames them once every rank has streamed: a problem found in the last
+ * rank hands over to the in-memory path with the files as they were, so
+ * the end is that path's (it writes rank 0, then words the problem of rank
+ * 1: same files, messages, status; no temporary file left); a sound run
+ * gives the in-memory bytes, 'replaced' only for files that existed, and
+ * keeps an existing file's permissions. */
+Test(cli, export_prof_streamed_renames_its_files_once_every_rank_streamed)
+{
+    write_run();
+    static const char *const trace[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
+    FILE *old = fopen(in_dir("p_rank0.prof"), "w");
+    cr_assert_not_null(old);
+    fputs("old", old);
+    fclose(old);
+    cr_assert_eq(chmod(in_dir("p_rank0.prof"), 0640), 0);
+    const char *const good[] = {"export", "prof", "run_rank00000.h5", "run_rank00001.h5",
+                                "-o", "p", NULL};
+    result g = run_env(good, trace);
+    cr_assert_eq(g.status, 0, "%s", g.err);
+    cr_expect_str_eq(g.err, "scopeprof export: streamed\n");
+    cr_expect_neq(strstr(g.out, "p_rank0.prof (replaced the existing file)"), NULL, "%s", g.out);
+    cr_expect_neq(strstr(g.out, "p_rank1.prof\n"), NULL, "%s", g.out);
+    struct stat st;
+    cr_assert_eq(stat(in_dir("p_rank0.prof"), &st), 0);
+    cr_expect_eq(st.st_mode & 0777, 0640);
+    char *streamed[2] = {slurp(in_dir("p_rank0.prof")), slurp(in_dir("p_rank1.prof"))};
+    const char *const mem[] = {"export", "prof", "run_rank00000.h5", "run_rank00001.h5",
+                               "-o", "m", NULL};
+    result gm = run_env(mem, memory);
+    cr_assert_eq(gm.status, 0, "%s", gm.err);
+    for (int r = 0; r < 2; r++) {
+        char name[32];
+        snprintf(name, sizeof name, "m_rank%d.prof", r);
+        char *in_memory = slurp(in_dir(name));
+        cr_assert_eq(stat(in_dir(name), &st), 0);
+        cr_expect_eq(memcmp(streamed[r], in_memory, (size_t)st.st_size), 0, "rank %d differs", r);
+        free(in_memory);
+        free(streamed[r]);
+    }
+
+    old = fopen(in_dir("p_rank0.prof"), "w");
+    fputs("old", old);
+    fclose(old);
+    unlink(in_dir("p_rank1.prof"));
+    static const ev bad[] = {{"main", 0, 1000, 0}, {"solve", 500, 1500, 0}};
+    write_rank("run_rank00001.h5", 1, bad, 2, (const char *const[]){"MainThread", NULL});
+    result s = run_env(good, trace);
+    cr_expect_eq(s.status, 1, "%s", s.err);
+    cr_expect_neq(strstr(s.err, "scopeprof export: in memory: rank 1: recorded calls are not "
+                                "properly nested"),
+                  NULL, "%s", s.err);
+    char *after_stream = slurp(in_dir("p_rank0.prof"));
+    cr_assert_eq(stat(in_dir("p_rank0.prof"), &st), 0);
+    off_t stream_size = st.st_size;
+    cr_expect_eq(access(in_dir("p_rank1.prof"), F_OK), -1);
+    cr_expect_eq(count_prefixed("p_rank"), 1, "a temporary file was left behind");
+    result m = run_env(good, memory);
+    cr_expect_eq(m.status, 1);
+    cr_expect_neq(strstr(s.err, m.err), NULL, "%s\n---\n%s", s.err, m.err);
+    cr_expect_str_eq(s.out, m.out);
+    char *after_memory = slurp(in_dir("p_rank0.prof"));
+    cr_assert_eq(stat(in_dir("p_rank0.prof"), &st), 0);
+    cr_expect_neq(stream_size, 3, "rank 0 was written by the in-memory path");
+    cr_expect_eq(st.st_size, stream_size);
+    cr_expect_eq(memcmp(after_stream, after_memory, (size_t)stream_size), 0);
+    free(after_stream);
+    free(after_memory);
+    result_free(&g);
+    result_free(&gm);
+    result_free(&s);
+    result_free(&m);
+}
+
+/* `export otf2` on the stream: a problem found in the last rank, after the
+ * first rank's events were written, removes the archive (the directory too,
+ * which the export created) and hands over to the in-memory path, which
+ * words it: same status and message, nothing left. */
+Test(cli, export_otf2_streamed_falls_back_on_a_late_rank_that_does_not_nest)
+{
+    write_run();
+    static const char *const trace[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
+    const char *const good[] = {"export", "otf2", "run_rank00000.h5", "run_rank00001.h5",
+                                "-o", "good_otf2", NULL};
+    result g = run_env(good, trace);
+    if (strstr(g.err, "built without OTF2")) {
+        result_free(&g);
+        cr_skip_test("built without OTF2");
+    }
+    cr_assert_eq(g.status, 0, "%s", g.err);
+    cr_expect_str_eq(g.err, "scopeprof export: streamed\n");
+    cr_expect_eq(access(in_dir("good_otf2/traces.otf2"), F_OK), 0);
+    static const ev bad[] = {{"main", 0, 1000, 0}, {"solve", 500, 1500, 0}};
+    write_rank("run_rank00001.h5", 1, bad, 2, (const char *const[]){"MainThread", NULL});
+    const char *const late[] = {"export", "otf2", "run_rank00000.h5", "run_rank00001.h5",
+                                "-o", "late_otf2", NULL};
+    result s = run_env(late, trace);
+    cr_expect_eq(s.status, 1, "%s", s.err);
+    cr_expect_neq(strstr(s.err, "scopeprof export: in memory: rank 1: recorded calls are not "
+                                "properly nested"),
+                  NULL, "%s", s.err);
+    cr_expect_eq(access(in_dir("late_otf2"), F_OK), -1, "the archive was left behind");
+    result m = run_env(late, memory);
+    cr_expect_eq(m.status, 1);
+    cr_expect_neq(strstr(s.err, m.err), NULL, "%s\n---\n%s", s.err, m.err);
+    cr_expect_str_eq(s.out, m.out);
+    result_free(&g);
+    result_free(&s);
+    result_free(&m);
 }

@@ -1,0 +1,110 @@
+#!/usr/bin/python3
+"""`scopeprof export prof` on the stream (docs/stream.md, "Exports"): for
+every input (the synthetic file, the real programs of common.inputs, an
+OpenMP run with fork edges, a file of 1.2 M calls stored out of time order
+that the stream replays from memory), both modes (call paths, --no-call-paths), with
+and without filters, every streamed .prof file is byte for byte the
+in-memory path's (SCOPEPROF_EXPORT_IN_MEMORY=1), with the same files, the
+same messages (or the same failure); the stream must take the files without
+MPI columns; a late problem leaves no file behind; and pstats loads the
+streamed files."""
+import glob
+import os
+import pstats
+import shutil
+import subprocess
+
+from common import HERE, SCOPEPROF, fail, inputs, workdir
+
+d = workdir("prof-stream")
+STREAMED = set()
+VARIANTS = ([], ["--include", "solve|setup|outer"], ["--min-duration", "0.000000002"],
+            ["--lanes=MainThread"], ["--ranks", "1"], ["--exclude", "main"], ["--no-graft"],
+            ["--include", "nothing-matches"])
+
+
+def run_export(files, stem, options, **env):
+    return subprocess.run([SCOPEPROF, "export", "prof", *files, "-o", stem, *options],
+                          capture_output=True, env=dict(os.environ, **env))
+
+
+def outputs(where):
+    got = {}
+    for path in sorted(glob.glob(os.path.join(where, "*"))):
+        with open(path, "rb") as f:
+            got[os.path.basename(path)] = f.read()
+    return got
+
+
+def export(name, files, *options):
+    label = f"{name} {' '.join(options)}"
+    tag = f"{name}-{len(STREAMED)}-{abs(hash(options))}"
+    s_dir, m_dir = os.path.join(d, tag + "-s"), os.path.join(d, tag + "-m")
+    os.makedirs(s_dir)
+    os.makedirs(m_dir)
+    r = run_export(files, os.path.join(s_dir, "p"), options, SCOPEPROF_EXPORT_TRACE="1")
+    m = run_export(files, os.path.join(m_dir, "p"), options, SCOPEPROF_EXPORT_IN_MEMORY="1")
+    err = r.stderr.decode()
+    if r.returncode != m.returncode or (r.returncode and not options):
+        fail(f"{label}: exited {r.returncode}, in memory {m.returncode}:\n{err}{m.stderr.decode()}")
+    got, want = outputs(s_dir), outputs(m_dir)
+    if sorted(got) != sorted(want):
+        fail(f"{label}: files {sorted(got)}, in memory {sorted(want)}")
+    for k in got:
+        if got[k] != want[k]:
+            fail(f"{label}: {k} differs from the in-memory file ({len(got[k])} / {len(want[k])} bytes)")
+        if got[k] != b"{0":  # pstats refuses an empty dict (no call kept)
+            pstats.Stats(os.path.join(s_dir, k))
+    if r.stdout.decode().replace(s_dir, "") != m.stdout.decode().replace(m_dir, ""):
+        fail(f"{label}: output differs:\n{r.stdout.decode()}---\n{m.stdout.decode()}")
+    if not err.endswith(m.stderr.decode()):
+        fail(f"{label}: messages differ:\n{err}---\n{m.stderr.decode()}")
+    streamed = "scopeprof export: streamed" in err
+    if streamed:
+        STREAMED.add(name)
+    print(f"ok: export prof {label}: {len(got)} files as in memory "
+          f"({'streamed' if streamed else err.splitlines()[0] if err else 'in memory'})")
+    shutil.rmtree(s_dir)
+    shutil.rmtree(m_dir)
+
+
+def omp_input():
+    exe = os.path.join(os.environ["SCOPEPROF_PROGRAMS"], "omp_fork_gomp")
+    if not os.access(exe, os.X_OK):
+        return None
+    run = os.path.join(d, "run-omp")
+    os.makedirs(run, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCOPE_PROFILER_")}
+    env.update(LD_PRELOAD=os.environ["SCOPEPROF_SHIM"], OMP_NUM_THREADS="2",
+               SCOPE_PROFILER_OUTPUT=os.path.join(run, "omp"))
+    subprocess.run([exe], cwd=run, env=env, check=True, capture_output=True, timeout=120)
+    return [os.path.join(run, "omp_rank00000.h5")]
+
+
+
+def scattered_input():
+    """A gen_calls.py file whose rows hold their calls in reverse time order:
+    the stream replays such a rank from memory (every enter, then every
+    exit), which these exports must notice (they need the calls nested)."""
+    path = os.path.join(d, "scattered.h5")
+    subprocess.run(["/usr/bin/python3", os.path.join(HERE, "..", "..", "scripts", "bench",
+                                                     "gen_calls.py"), path, "1200000",
+                    "--scattered"], check=True)
+    return [path]
+
+all_inputs = [(name, files) for name, files, _ in inputs(d)]
+omp = omp_input()
+if omp:
+    all_inputs.append(("omp", omp))
+for name, files in all_inputs:
+    for options in VARIANTS:
+        export(name, files, *options)
+        export(name, files, *options, "--no-call-paths")
+# call paths stream (the tree takes the calls in any order), by name not
+scattered = scattered_input()
+export("scattered", scattered)
+export("scattered", scattered, "--no-call-paths")
+for must in ("synthetic", "threads", "basic") + (("omp",) if omp else ()):
+    if must not in STREAMED:
+        fail(f"{must}: export prof did not stream (streamed: {sorted(STREAMED)})")
+print(f"ok: streamed: {sorted(STREAMED)}")
