@@ -176,6 +176,9 @@ static char *arena_new(void)
     /* The tail that holds no whole chunk is never touched: give it back. */
     size_t used = CHUNKS_PER_ARENA * sizeof(struct sp_chunk);
     munmap(a + used, ARENA_BYTES - used);
+    /* Resident from now on: counted against the memory cap at once, not as
+     * lanes take its chunks. */
+    __atomic_add_fetch(&sp_buffer_bytes, used, __ATOMIC_RELAXED);
     return a;
 }
 
@@ -188,6 +191,10 @@ static struct sp_chunk *carve(void)
         return c;
     }
     pool_unlock();
+    /* A new arena only while the cap has room for all of it: under a cap
+     * a few arenas wide, chunks are mapped one by one (and lazily). */
+    if (__atomic_load_n(&sp_buffer_bytes, __ATOMIC_RELAXED) + 4 * ARENA_BYTES > sp_cfg.max_memory)
+        return NULL;
     /* The kernel's work (page faults, perhaps compaction) outside the lock. */
     char *fresh = arena_new();
     if (!fresh)
@@ -200,9 +207,11 @@ static struct sp_chunk *carve(void)
     pool_unlock();
     /* Another thread installed an arena meanwhile: what it left untaken
      * is returned (it is never handed out again). */
-    if (old && old_taken < CHUNKS_PER_ARENA)
-        munmap(old + old_taken * sizeof(struct sp_chunk),
-               (CHUNKS_PER_ARENA - old_taken) * sizeof(struct sp_chunk));
+    if (old && old_taken < CHUNKS_PER_ARENA) {
+        size_t left = (CHUNKS_PER_ARENA - old_taken) * sizeof(struct sp_chunk);
+        munmap(old + old_taken * sizeof(struct sp_chunk), left);
+        __atomic_sub_fetch(&sp_buffer_bytes, left, __ATOMIC_RELAXED);
+    }
     return (struct sp_chunk *)fresh;
 }
 
@@ -211,7 +220,6 @@ struct sp_chunk *sp_chunk_new_populated(void)
     struct sp_chunk *c = carve();
     if (!c)
         return sp_chunk_new(); /* no arena: a lazily mapped chunk */
-    c->events = c->slots;
-    __atomic_add_fetch(&sp_buffer_bytes, sizeof *c, __ATOMIC_RELAXED);
+    c->events = c->slots; /* its bytes were counted with its arena */
     return c;
 }
