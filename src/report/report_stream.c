@@ -45,6 +45,7 @@ typedef struct stream_ctx {
     char *why;
     size_t whylen;
     sp_report_tree *tree;     /* of the rank being streamed */
+    const sp_report_call_hook *hook; /* options.call_hook */
     sp_report_jobs jobs;      /* worker processes (--jobs), count <= 1: none */
     int jobs_started;
     size_t next_rank;         /* next selected rank to take from the workers */
@@ -86,13 +87,19 @@ static int on_call_enter(void *ctx, const sp_stream_call *call, int64_t parent, 
         return 0;
     }
     *user = sp_report_tree_node(c->tree, parent, call->region);
-    return *user < 0 ? -1 : 1;
+    if (*user < 0)
+        return -1;
+    if (c->hook && c->hook->call(c->hook->ctx, call, c->tree, *user, 0) != 0)
+        return -1;
+    return 1;
 }
 
 static int on_call_exit(void *ctx, const sp_stream_call *call, int64_t user)
 {
     stream_ctx *c = ctx;
     sp_report_node_add_call(&c->tree->nodes[user], call->end - call->start, call->exclusive);
+    if (c->hook && c->hook->call(c->hook->ctx, call, c->tree, user, 1) != 0)
+        return -1;
     return 0;
 }
 
@@ -134,6 +141,8 @@ static int rank_tree_from_file(stream_ctx *c, sp_report *report, const sp_report
     if (rc == 0)
         rc = sp_report_tree_add_forks(&out->tree, &data.calls, graft.fork_of, graft.own_lane);
     sp_graft_info_free(&graft);
+    if (rc == 0 && opt->call_hook && opt->on_rank)
+        rc = opt->on_rank(opt->on_rank_ctx, src->profile, &data) ? -1 : 0;
     sp_rank_data_free(&data);
     /* wall span and thread counts, as report.c and report_lanes.c take them */
     size_t slots = 0;
@@ -215,7 +224,13 @@ static int stream_one_rank(void *ctx, sp_report *report, const sp_report_options
     c->num_lanes = 0;
     sp_call_visitor visitor = {on_call_enter, on_call_exit, c};
     sp_rank_stream_info info;
-    int rc = sp_stream_rank(c->src, rank, c->offset, &visitor, &info, why, whylen);
+    int rc = c->hook && c->hook->rank_begin(c->hook->ctx, rank) != 0 ? -1 : 0;
+    if (rc == 0)
+        rc = sp_stream_rank(c->src, rank, c->offset, &visitor, &info, why, whylen);
+    else
+        memset(&info, 0, sizeof info);
+    if (rc == 0 && c->hook && c->hook->rank_end(c->hook->ctx, rank) != 0)
+        rc = -1;
     *extra = (sp_rank_extra){info.first_start, info.last_end, info.num_thread_slots,
                              info.thread_calls, info.thread_busy};
     if (c->window) {
@@ -390,8 +405,10 @@ static const char *not_streamed(const sp_run_source *src, const sp_report_option
     const sp_selection *sel = opt->selection;
     if (opt->per_lane)
         return "per-lane trees (--lanes)";
-    if (opt->on_rank)
+    if (opt->on_rank && !opt->call_hook)
         return "per-call collection";
+    if (opt->call_hook && opt->remote)
+        return "per-call collection shared with other processes";
     int64_t start;
     if (sel && (sel->has_from || sel->has_to) &&
         sp_profile_meta_int(src->profile, "start_time_ns", &start) != 0)
@@ -413,7 +430,10 @@ int sp_report_build_stream(const sp_run_source *src, const sp_report_options *op
     }
     stream_ctx c = {.src = src, .first_start = INT64_MAX, .last_end = INT64_MIN, .why = why,
                     .whylen = whylen};
-    c.jobs = (sp_report_jobs){.count = opt->jobs, .compute = stream_one_rank, .ctx = &c};
+    /* a hook sees the calls in this process: no workers */
+    c.hook = opt->call_hook;
+    c.jobs = (sp_report_jobs){.count = c.hook ? 0 : opt->jobs, .compute = stream_one_rank,
+                              .ctx = &c};
     c.region_keep = malloc(profile->num_names ? profile->num_names : 1);
     if (!c.region_keep) {
         snprintf(why, whylen, "out of memory");
