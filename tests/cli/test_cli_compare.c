@@ -4,7 +4,8 @@
  * overlap on several lanes and whose regions recurse (exclusive times that
  * arrive out of order), a path of more calls than the percentile sample
  * holds, selections, ranks with fork edges, and a rank that does not nest
- * (the in-memory path then runs and words the note). */
+ * (the in-memory path then runs and words the note); the HTML report
+ * likewise (SCOPEPROF_REPORT_IN_MEMORY=1). */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -341,4 +342,84 @@ Test(cli_compare, diff_of_fork_edges_equals_in_memory)
     };
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++)
         expect_same(variants[v], 1);
+}
+
+/* ---- the HTML report (docs/html-report.md) ---------------------------------- */
+
+/* `report ... -o page.html` streamed and in memory: same status, output,
+ * messages and page bytes; the trace says each run streamed. */
+static void expect_same_page(const char *const *args, size_t runs)
+{
+    static const char *const trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
+    char what[512] = "";
+    for (size_t k = 0; args[k]; k++)
+        snprintf(what + strlen(what), sizeof what - strlen(what), " %s", args[k]);
+    remove(in_dir("page.html"));
+    result m = run_env(args, memory);
+    cr_assert_eq(m.status, 0, "%s: %s", what, m.err);
+    char *in_memory = slurp(in_dir("page.html"));
+    remove(in_dir("page.html"));
+    result s = run_env(args, trace);
+    cr_assert_eq(s.status, 0, "%s: %s", what, s.err);
+    char *streamed = slurp(in_dir("page.html"));
+    cr_expect_str_eq(s.out, m.out, "%s", what);
+    size_t traced = 0;
+    for (const char *p = s.err; (p = strstr(p, "scopeprof report: html: ")); p++)
+        traced++;
+    size_t ok = 0;
+    for (const char *p = s.err; (p = strstr(p, "streamed\n")); p++)
+        ok++;
+    cr_expect(traced == runs && ok == runs, "%s: not streamed:\n%s", what, s.err);
+    cr_expect(strlen(streamed) > 1000 && !strcmp(streamed, in_memory),
+              "%s: the page differs streamed / in memory", what);
+    free(streamed);
+    free(in_memory);
+    result_free(&s);
+    result_free(&m);
+}
+
+Test(cli_compare, html_streamed_equals_in_memory)
+{
+    write_side("a_rank00000.h5", 0, 1000);
+    write_side("a_rank00001.h5", 1, 1500);
+    write_side("b_rank00000.h5", 0, 1300);
+    const char *const variants[][12] = {
+        {"report", "a_rank00000.h5", "a_rank00001.h5", "-o", "page.html", NULL},
+        {"report", "a_rank00000.h5", "a_rank00001.h5", "--include", "work|rec", "-o",
+         "page.html", NULL},
+        {"report", "a_rank00000.h5", "a_rank00001.h5", "--exclude", "work", "-o", "page.html",
+         NULL},
+        {"report", "a_rank00000.h5", "a_rank00001.h5", "--min-duration", "0.000001", "-o",
+         "page.html", NULL},
+        {"report", "a_rank00000.h5", "a_rank00001.h5", "--ranks", "1", "-o", "page.html", NULL},
+        {"report", "a_rank00000.h5", "a_rank00001.h5", "--lanes=worker1,worker2", "-o",
+         "page.html", NULL},
+        {"report", "a_rank00000.h5", "a_rank00001.h5", "--from", "0.005", "--to", "0.02", "-o",
+         "page.html", NULL},
+    };
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++)
+        expect_same_page(variants[v], 1);
+    expect_same_page((const char *const[]){"report", "a_rank00000.h5", "a_rank00001.h5",
+                                           "--compare", "b_rank00000.h5", "-o", "page.html",
+                                           NULL},
+                     2);
+}
+
+/* OpenMP recorded by the shim: fork edges; the page's tree is not grafted
+ * (html_model.c), the report's tables are. */
+Test(cli_compare, html_of_fork_edges_equals_in_memory)
+{
+    char program[600];
+    snprintf(program, sizeof program, "%s/programs/omp_fork_gomp", TEST_BUILD_DIR);
+    static const char *const env[] = {"ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0",
+                                      "OMP_NUM_THREADS=2", NULL};
+    result r = run_env((const char *const[]){"run", "-o", "omp", "--", program, NULL}, env);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    result_free(&r);
+    expect_same_page((const char *const[]){"report", "omp_rank00000.h5", "-o", "page.html", NULL},
+                     1);
+    expect_same_page((const char *const[]){"report", "omp_rank00000.h5", "--no-graft", "-o",
+                                           "page.html", NULL},
+                     1);
 }
