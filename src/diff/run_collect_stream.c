@@ -101,10 +101,13 @@ static int hook_call(void *ctx, const sp_stream_call *call, const sp_report_tree
             return -1;
         return queue_push(c, q, call->call_index);
     }
+    /* The oldest call (its exit drains the queue), else from the newest:
+     * calls that pile up behind an open one exit soon after they enter. */
     size_t i = q->head;
-    while (i < q->n && q->v[i].call_index != call->call_index)
-        i++;
-    if (i == q->n)
+    if (i < q->n && q->v[i].call_index != call->call_index)
+        for (i = q->n; i-- > q->head && q->v[i].call_index != call->call_index;)
+            ;
+    if (i >= q->n || i < q->head)
         return -1; /* an exit that never entered: cannot happen */
     q->v[i].exclusive = call->exclusive;
     q->v[i].done = 1;
