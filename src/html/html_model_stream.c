@@ -48,7 +48,9 @@ typedef struct html_pass {
     int any_root;
     int64_t first_a, a, b, last, covered;
     tl_lane_ref *lanes;       /* timeline lanes of the rank */
-    size_t num_lanes, lanes_cap, first_lane;
+    size_t num_lanes, lanes_cap, first_lane, last_lane;
+    const sp_selection *sel;
+    size_t *rows_by_rank;     /* row indices, ascending rank, profile order within */
     uint32_t rank;
 } html_pass;
 
@@ -133,9 +135,13 @@ static int node_made(html_pass *p, int64_t node)
 
 static html_tl_lane *lane_of(html_pass *p, int64_t lane)
 {
+    if (p->last_lane < p->num_lanes && p->lanes[p->last_lane].lane == lane)
+        return p->lanes[p->last_lane].l; /* lanes change rarely between calls */
     for (size_t i = p->num_lanes; i-- > 0;)
-        if (p->lanes[i].lane == lane)
+        if (p->lanes[i].lane == lane) {
+            p->last_lane = i;
             return p->lanes[i].l;
+        }
     if (p->num_lanes == p->lanes_cap) {
         size_t cap = p->lanes_cap ? 2 * p->lanes_cap : 8;
         tl_lane_ref *grown = realloc(p->lanes, cap * sizeof *grown);
@@ -146,8 +152,10 @@ static html_tl_lane *lane_of(html_pass *p, int64_t lane)
     }
     html_tl_lane *l = html_timeline_lane(&p->run->timeline, p->run->profile, p->rank, lane,
                                          p->src->any_thread);
-    if (l)
+    if (l) {
+        p->last_lane = p->num_lanes;
         p->lanes[p->num_lanes++] = (tl_lane_ref){lane, l};
+    }
     return l;
 }
 
@@ -231,9 +239,21 @@ static int stream_rank(html_pass *p, size_t k, char *why, size_t whylen)
         p->acc[r] = 0;
         p->row_of_region[r] = -1;
     }
-    for (size_t r = 0; r < profile->num_rows; r++)
-        if (profile->rows[r].rank == rank && profile->rows[r].region < names)
+    /* the rank's rows (the last of a region wins, as a loop over all rows) */
+    size_t lo = 0, hi = profile->num_rows;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (profile->rows[p->rows_by_rank[mid]].rank < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < profile->num_rows && profile->rows[p->rows_by_rank[i]].rank == rank;
+         i++) {
+        size_t r = p->rows_by_rank[i];
+        if (profile->rows[r].region < names)
             p->row_of_region[profile->rows[r].region] = (int64_t)r;
+    }
     p->shift = sp_rank_clock_offset(profile, rank);
     p->any_root = 0;
     p->covered = 0;
@@ -293,7 +313,6 @@ static void time_axis(const sp_profile *profile, const sp_selection *sel, int64_
 static int top_caps(html_pass *p)
 {
     const sp_profile *profile = p->run->profile;
-    const sp_report *report = &p->run->report;
     size_t names = profile->num_names;
     uint64_t *calls = calloc(names ? names : 1, sizeof *calls);
     p->top_cap = malloc((names ? names : 1) * sizeof *p->top_cap);
@@ -303,15 +322,36 @@ static int top_caps(html_pass *p)
     }
     for (size_t r = 0; r < profile->num_rows; r++) {
         const sp_row *row = &profile->rows[r];
-        int selected = 0;
-        for (size_t k = 0; k < report->num_ranks && !selected; k++)
-            selected = report->ranks[k] == row->rank;
-        if (selected && row->region < names)
+        /* the report's ranks: the selected ranks that have rows */
+        if (sp_selection_has_rank(p->sel, row->rank) && row->region < names)
             calls[row->region] += row->count;
     }
     for (size_t r = 0; r < names; r++)
         p->top_cap[r] = top_needed((size_t)calls[r]);
     free(calls);
+    return 0;
+}
+
+static int by_rank(const void *a, const void *b, void *ctx)
+{
+    const sp_profile *profile = ctx;
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    uint32_t rx = profile->rows[x].rank, ry = profile->rows[y].rank;
+    if (rx != ry)
+        return rx < ry ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+static int index_rows(html_pass *p)
+{
+    const sp_profile *profile = p->run->profile;
+    p->rows_by_rank = malloc((profile->num_rows ? profile->num_rows : 1) * sizeof *p->rows_by_rank);
+    if (!p->rows_by_rank)
+        return -1;
+    for (size_t r = 0; r < profile->num_rows; r++)
+        p->rows_by_rank[r] = r;
+    qsort_r(p->rows_by_rank, profile->num_rows, sizeof *p->rows_by_rank, by_rank,
+            (void *)profile);
     return 0;
 }
 
@@ -337,6 +377,7 @@ static void pass_free(html_pass *p)
     free(p->top_cap);
     free(p->row_of_region);
     free(p->lanes);
+    free(p->rows_by_rank);
     sp_stream_filter_free(&p->filter);
 }
 
@@ -360,7 +401,7 @@ int html_run_build_stream(html_run *run, const sp_run_source *src, const char *c
     int rc = sp_report_build_stream(src, &ro, &run->report, why, whylen);
     if (rc != 0)
         return rc;
-    html_pass p = {.run = run, .src = src};
+    html_pass p = {.run = run, .src = src, .sel = opt->selection};
     rc = sp_stream_filter_init(&p.filter, src, opt->selection, why, whylen);
     if (rc != 0) {
         sp_report_free(&run->report);
@@ -374,7 +415,7 @@ int html_run_build_stream(html_run *run, const sp_run_source *src, const char *c
     run->rank_covered_ns = calloc(nr ? nr : 1, sizeof *run->rank_covered_ns);
     p.row_of_region = malloc((names ? names : 1) * sizeof *p.row_of_region);
     if (!run->rank_region_ns || !run->rank_wall_ns || !run->rank_covered_ns ||
-        !p.row_of_region || top_caps(&p) != 0)
+        !p.row_of_region || top_caps(&p) != 0 || index_rows(&p) != 0)
         goto out;
     for (size_t k = 0; k < cells; k++)
         run->rank_region_ns[k] = -1;
