@@ -51,6 +51,12 @@ typedef struct html_pass {
     size_t num_lanes, lanes_cap, first_lane, last_lane;
     const sp_selection *sel;
     size_t *rows_by_rank;     /* row indices, ascending rank, profile order within */
+    uint32_t *ranks;          /* the report's ranks (selected, with rows), ascending */
+    size_t num_ranks, next_rank;
+    int64_t *node_of;         /* streamed rank: its report tree node -> path node */
+    size_t num_mapped, map_cap;
+    int failed;               /* a rank streamed here could not be: why */
+    char why[512];
     uint32_t rank;
 } html_pass;
 
@@ -159,13 +165,11 @@ static html_tl_lane *lane_of(html_pass *p, int64_t lane)
     return l;
 }
 
-static int pass_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
+/* A kept call entering: `parent` its parent's path node (-1: a root).
+ * Its path node, or -1 out of memory. */
+static int64_t kept_call(html_pass *p, const sp_stream_call *call, int64_t parent)
 {
-    html_pass *p = ctx;
     html_run *run = p->run;
-    *user = parent;
-    if (!sp_stream_filter_keeps(&p->filter, call))
-        return 0;
     size_t before = run->tree.n;
     int64_t node = sp_path_tree_child(&run->tree, parent, SP_PATH_REGION, call->region);
     if (node < 0 || (run->tree.n > before && node_made(p, node) != 0))
@@ -215,8 +219,17 @@ static int pass_enter(void *ctx, const sp_stream_call *call, int64_t parent, int
                                      call->region) != 0)
             return -1;
     }
-    *user = node;
-    return 1;
+    return node;
+}
+
+static int pass_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
+{
+    html_pass *p = ctx;
+    *user = parent;
+    if (!sp_stream_filter_keeps(&p->filter, call))
+        return 0;
+    *user = kept_call(p, call, parent);
+    return *user < 0 ? -1 : 1;
 }
 
 static int pass_exit(void *ctx, const sp_stream_call *call, int64_t user)
@@ -226,12 +239,12 @@ static int pass_exit(void *ctx, const sp_stream_call *call, int64_t user)
     return 0;
 }
 
-/* One rank: 0, 1 (why set: the in-memory path), -1. */
-static int stream_rank(html_pass *p, size_t k, char *why, size_t whylen)
+/* Before rank k's calls. */
+static void rank_begin(html_pass *p, size_t k)
 {
     html_run *run = p->run;
     const sp_profile *profile = run->profile;
-    uint32_t rank = run->report.ranks[k];
+    uint32_t rank = p->ranks[k];
     size_t names = profile->num_names;
     p->rank = rank;
     p->acc = run->rank_region_ns + k * names;
@@ -258,21 +271,18 @@ static int stream_rank(html_pass *p, size_t k, char *why, size_t whylen)
     p->any_root = 0;
     p->covered = 0;
     p->num_lanes = 0;
+    p->num_mapped = 0;
     p->first_lane = run->timeline.num_lanes;
-    sp_stream_filter_rank(&p->filter, rank);
-    int rc = 0;
-    if (sp_stream_rank_file(p->src, rank) >= 0) {
-        sp_call_visitor visitor = {pass_enter, pass_exit, p};
-        sp_rank_stream_info info;
-        rc = sp_stream_rank(p->src, rank, p->shift, &visitor, &info, why, whylen);
-        sp_rank_stream_info_free(&info);
-    }
-    if (rc != 0)
-        return rc;
+}
+
+/* After them: its covered time and wall, its timeline lanes.  0 or -1. */
+static int rank_end(html_pass *p, size_t k)
+{
+    html_run *run = p->run;
     int64_t wall = 0, covered = 0;
     if (p->any_root) {
         covered = p->covered + (p->b - p->a);
-        int64_t origin = sp_profile_origin_ns(profile) + p->shift;
+        int64_t origin = sp_profile_origin_ns(run->profile) + p->shift;
         wall = p->last - (origin < p->first_a ? origin : p->first_a);
     }
     run->rank_covered_ns[k] = covered;
@@ -280,6 +290,77 @@ static int stream_rank(html_pass *p, size_t k, char *why, size_t whylen)
     if (run->has_timeline && html_timeline_end_rank(&run->timeline, p->first_lane) != 0)
         return -1;
     return 0;
+}
+
+/* ---- the calls from the streamed report (sp_report_call_hook) ------------- */
+
+static int hook_rank_begin(void *ctx, uint32_t rank)
+{
+    html_pass *p = ctx;
+    size_t k = p->next_rank++;
+    if (k >= p->num_ranks || p->ranks[k] != rank)
+        return -1; /* the report's ranks are ours, in the same order */
+    rank_begin(p, k);
+    return 0;
+}
+
+static int hook_rank_end(void *ctx, uint32_t rank)
+{
+    html_pass *p = ctx;
+    (void)rank;
+    return rank_end(p, p->next_rank - 1);
+}
+
+/* The report tree's node -> the path node: made at the node's first call
+ * in the rank (a new node is the next one), with the parent's. */
+static int hook_call(void *ctx, const sp_stream_call *call, const sp_report_tree *tree,
+                     int64_t node, int exit)
+{
+    html_pass *p = ctx;
+    if (exit) {
+        if ((size_t)node >= p->num_mapped)
+            return -1;
+        p->run->tree.nodes[p->node_of[node]].exclusive_ns += call->exclusive;
+        return 0;
+    }
+    int64_t parent = tree->nodes[node].parent;
+    int64_t up = parent >= 0 ? p->node_of[parent] : -1;
+    int64_t path = kept_call(p, call, up);
+    if (path < 0)
+        return -1;
+    if ((size_t)node == p->num_mapped) {
+        if (p->num_mapped == p->map_cap) {
+            size_t cap = p->map_cap ? 2 * p->map_cap : 256;
+            int64_t *grown = realloc(p->node_of, cap * sizeof *grown);
+            if (!grown)
+                return -1;
+            p->node_of = grown;
+            p->map_cap = cap;
+        }
+        p->node_of[p->num_mapped++] = path;
+    }
+    return (size_t)node < p->num_mapped && p->node_of[node] == path ? 0 : -1;
+}
+
+/* A rank the streamed report read in memory (fork edges): its calls come
+ * grafted, while the page's model does not graft, so the rank is streamed
+ * here on its own, the selection applied by the stream filter. */
+static int hook_rank_in_memory(void *ctx, const sp_profile *profile, const sp_rank_data *data)
+{
+    html_pass *p = ctx;
+    (void)profile;
+    size_t k = p->next_rank++;
+    if (k >= p->num_ranks || p->ranks[k] != data->rank)
+        return -1;
+    rank_begin(p, k);
+    sp_stream_filter_rank(&p->filter, p->rank);
+    sp_call_visitor visitor = {pass_enter, pass_exit, p};
+    sp_rank_stream_info info;
+    int rc = sp_stream_rank(p->src, p->rank, p->shift, &visitor, &info, p->why, sizeof p->why);
+    sp_rank_stream_info_free(&info);
+    if (rc > 0)
+        p->failed = 1; /* the report then fails: the in-memory path words it */
+    return rc != 0 || rank_end(p, k) != 0 ? -1 : 0;
 }
 
 /* Start and span of the timeline (html_model.c's time_axis) from the rows'
@@ -378,6 +459,8 @@ static void pass_free(html_pass *p)
     free(p->row_of_region);
     free(p->lanes);
     free(p->rows_by_rank);
+    free(p->ranks);
+    free(p->node_of);
     sp_stream_filter_free(&p->filter);
 }
 
@@ -397,29 +480,25 @@ int html_run_build_stream(html_run *run, const sp_run_source *src, const char *c
             snprintf(why, whylen, "%s: rows without summary statistics", src->paths[f]);
             return 1;
         }
-    sp_report_options ro = {.selection = opt->selection, .sort = SP_SORT_EXCLUSIVE};
-    int rc = sp_report_build_stream(src, &ro, &run->report, why, whylen);
+    html_pass p = {.run = run, .src = src, .sel = opt->selection};
+    int rc = sp_stream_filter_init(&p.filter, src, opt->selection, why, whylen);
     if (rc != 0)
         return rc;
-    html_pass p = {.run = run, .src = src, .sel = opt->selection};
-    rc = sp_stream_filter_init(&p.filter, src, opt->selection, why, whylen);
-    if (rc != 0) {
-        sp_report_free(&run->report);
-        return rc;
-    }
     rc = -1;
-    size_t nr = run->report.num_ranks, names = profile->num_names;
-    size_t cells = nr * names;
+    long nr = sp_selected_ranks(profile, opt->selection, &p.ranks);
+    size_t names = profile->num_names;
+    size_t cells = nr > 0 ? (size_t)nr * names : 0;
+    p.num_ranks = nr > 0 ? (size_t)nr : 0;
     run->rank_region_ns = malloc((cells ? cells : 1) * sizeof *run->rank_region_ns);
-    run->rank_wall_ns = calloc(nr ? nr : 1, sizeof *run->rank_wall_ns);
-    run->rank_covered_ns = calloc(nr ? nr : 1, sizeof *run->rank_covered_ns);
+    run->rank_wall_ns = calloc(p.num_ranks ? p.num_ranks : 1, sizeof *run->rank_wall_ns);
+    run->rank_covered_ns = calloc(p.num_ranks ? p.num_ranks : 1, sizeof *run->rank_covered_ns);
     p.row_of_region = malloc((names ? names : 1) * sizeof *p.row_of_region);
-    if (!run->rank_region_ns || !run->rank_wall_ns || !run->rank_covered_ns ||
+    if (nr < 0 || !run->rank_region_ns || !run->rank_wall_ns || !run->rank_covered_ns ||
         !p.row_of_region || top_caps(&p) != 0 || index_rows(&p) != 0)
         goto out;
     for (size_t k = 0; k < cells; k++)
         run->rank_region_ns[k] = -1;
-    if (nr) {
+    if (p.num_ranks) {
         int64_t origin, span;
         time_axis(profile, opt->selection, &origin, &span);
         html_timeline_init(&run->timeline, origin, origin - sp_profile_origin_ns(profile), span,
@@ -427,13 +506,25 @@ int html_run_build_stream(html_run *run, const sp_run_source *src, const char *c
                            opt->exact_budget ? opt->exact_budget : HTML_DEFAULT_EXACT_BUDGET);
         run->has_timeline = 1;
     }
+    /* One pass: the report's tables and, through its hook, the page's model. */
+    sp_report_call_hook hook = {hook_rank_begin, hook_call, hook_rank_end, &p};
+    sp_report_options ro = {.selection = opt->selection, .sort = SP_SORT_EXCLUSIVE,
+                            .on_rank = hook_rank_in_memory, .on_rank_ctx = &p,
+                            .call_hook = &hook};
+    int built = sp_report_build_stream(src, &ro, &run->report, why, whylen);
+    if (built != 0) {
+        if (p.failed) /* the report's words are its own failure's */
+            snprintf(why, whylen, "%s", p.why);
+        rc = built > 0 || p.failed ? 1 : -1;
+        goto out;
+    }
+    if (run->report.num_ranks != p.num_ranks || p.next_rank != p.num_ranks) {
+        snprintf(why, whylen, "the report's ranks are not the page's");
+        rc = 1;
+        goto out;
+    }
     int64_t covered = 0, wall = 0;
-    for (size_t k = 0; k < nr; k++) {
-        int r = stream_rank(&p, k, why, whylen);
-        if (r != 0) {
-            rc = r;
-            goto out;
-        }
+    for (size_t k = 0; k < p.num_ranks; k++) {
         covered += run->rank_covered_ns[k];
         wall += run->rank_wall_ns[k];
     }
