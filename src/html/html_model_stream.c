@@ -1,14 +1,16 @@
 /* html_model_stream.c - the HTML report's model of one run from a run
- * source (scopeprof/stream.h), in bounded memory: the report's tables from
- * the streamed report, then one more pass per rank, its calls streamed past
- * (the selection applied as rank_calls.c applies it, nothing grafted, as
- * html_model.c reads a rank), feeding the call-path tree, the per-rank
- * region times, the time inside regions and the timeline, each the way
- * html_model.c computes them, so the page is the same byte for byte.
+ * source (scopeprof/stream.h), in bounded memory, in the streamed report's
+ * pass: its call hook hands over every call the report keeps (the
+ * selection applied as rank_calls.c applies it), which feeds the call-path
+ * tree, the per-rank region times, the time inside regions and the
+ * timeline, each the way html_model.c computes them, so the page is the
+ * same byte for byte.  html_model.c does not graft: a rank with fork edges,
+ * which the report reads in memory and grafts, is streamed once more here,
+ * on its own.
  *
  * Memory: the distinct call paths, the timeline's budgets, and for the p95
- * of every path the largest 5 % of its durations (a min-heap per path as
- * long as the path's region has calls in the rows: the p95 is exact). */
+ * of every path its largest durations, as many as the p95 of its region's
+ * calls in the rows can need (5 %; a min-heap per path): the p95 is exact. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
