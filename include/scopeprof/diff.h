@@ -103,6 +103,10 @@ typedef struct sp_run_stats {
      * run, so a time T of this run is uncertain by at least delay_share x T.
      * NAN like noise_rate. */
     double delay_share;
+    /* How it was read: streamed rank by rank in bounded memory, or in
+     * memory with the reason (docs/stream.md); for traces and tests. */
+    int streamed;
+    char path_note[512];
 } sp_run_stats;
 
 /* The files of one run named by `input`: a file; a directory (its *.h5
@@ -116,6 +120,13 @@ int sp_run_inputs(const char *input, char ***paths, size_t *count, char *err, si
  * message in err (unreadable file, aggregate layout: no calls to compare). */
 int sp_run_stats_load(const char *input, const sp_selection *sel, int by_name,
                       sp_run_stats *out, char *err, size_t errlen);
+/* The same, choosing the path: SP_RUN_STATS_STREAM streams the run when it
+ * can (bounded memory: the distinct call paths and the percentile samples)
+ * and reads it in memory otherwise; SP_RUN_STATS_IN_MEMORY always reads it
+ * in memory.  Both give the same statistics, bit for bit. */
+typedef enum sp_run_stats_path { SP_RUN_STATS_STREAM = 0, SP_RUN_STATS_IN_MEMORY } sp_run_stats_path;
+int sp_run_stats_load_how(const char *input, const sp_selection *sel, int by_name,
+                          sp_run_stats_path how, sp_run_stats *out, char *err, size_t errlen);
 void sp_run_stats_free(sp_run_stats *run);
 /* Key of `run`, or NULL. */
 const sp_key_stats *sp_run_stats_find(const sp_run_stats *run, const char *key);

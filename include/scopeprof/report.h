@@ -150,6 +150,25 @@ typedef struct sp_report_remote {
     void *ctx;
 } sp_report_remote;
 
+/* sp_report_build_stream: told of every call the report keeps as it
+ * streams past, for a caller that collects more per call than the tree
+ * (src/diff); the streamed counterpart of on_rank.  `call` comes with
+ * `exit` 0 when it enters (in the order of the in-memory reconstruction)
+ * and 1 when it exits (exclusive time set); `node` is its node in `tree`,
+ * the rank's tree being built.  rank_begin / rank_end bracket a streamed
+ * rank; a rank the streamed path reads in memory (fork edges) goes to
+ * on_rank instead, with the skeleton as profile.  Nonzero = failure (the
+ * build fails with -1).  Worker processes (jobs) are not used with a hook;
+ * with remote it is refused (the in-memory path). */
+struct sp_stream_call;
+typedef struct sp_report_call_hook {
+    int (*rank_begin)(void *ctx, uint32_t rank);
+    int (*call)(void *ctx, const struct sp_stream_call *call, const struct sp_report_tree *tree,
+                int64_t node, int exit);
+    int (*rank_end)(void *ctx, uint32_t rank);
+    void *ctx;
+} sp_report_call_hook;
+
 typedef struct sp_report_options {
     const sp_selection *selection; /* NULL: everything */
     int per_lane;             /* also build one tree per (rank, lane) */
@@ -164,6 +183,9 @@ typedef struct sp_report_options {
     /* sp_report_build_stream: ranks shared with other processes (above);
      * NULL: none.  Takes the place of jobs. */
     const sp_report_remote *remote;
+    /* sp_report_build_stream: per-call hook (above); NULL: none.  With it,
+     * on_rank is called for the ranks read in memory only. */
+    const sp_report_call_hook *call_hook;
 } sp_report_options;
 
 typedef struct sp_report {

@@ -165,10 +165,22 @@ static int load_side(const char *cmd, const compare_args *args, const char **inp
     *out = calloc(count, sizeof **out);
     if (!*out)
         return cli_file_error(cmd, NULL, "out of memory");
+    /* Streamed when the run allows it (docs/stream.md); the tests force
+     * the in-memory path to compare both, and trace which one ran. */
+    const char *force = getenv("SCOPEPROF_DIFF_IN_MEMORY");
+    const char *trace = getenv("SCOPEPROF_DIFF_TRACE");
+    sp_run_stats_path how =
+        force && !strcmp(force, "1") ? SP_RUN_STATS_IN_MEMORY : SP_RUN_STATS_STREAM;
     for (size_t k = 0; k < count; k++) {
         char err[1024];
-        if (sp_run_stats_load(inputs[k], &args->sel, args->by_name, &(*out)[k], err,
-                              sizeof err) != 0) {
+        sp_run_stats *run = &(*out)[k];
+        int failed = sp_run_stats_load_how(inputs[k], &args->sel, args->by_name, how, run,
+                                           err, sizeof err) != 0;
+        if (!failed && trace && !strcmp(trace, "1"))
+            fprintf(stderr, "scopeprof %s: %s: %s%s\n", cmd, inputs[k],
+                    run->streamed ? "streamed" : "in memory: ",
+                    run->streamed ? "" : run->path_note);
+        if (failed) {
             compare_runs_free(*out, k);
             *out = NULL;
             return cli_file_error(cmd, inputs[k], "%s", err);

@@ -1,169 +1,20 @@
 /* run_stats.c - one run's numbers per call path or region name, for the
  * comparing commands.  The run is read and reconstructed once, through the
- * report (src/report: selection, fallbacks, wall time, thread table); its
- * per-rank hook hands every rank's calls over here, where the calls are
- * aggregated by path (sp_path_tree) with what a comparison needs beyond the
- * report's sums: the spread of the durations, a sample of them for
- * percentiles, and per-rank totals for the imbalance. */
+ * report (src/report: selection, fallbacks, wall time, thread table):
+ * streamed rank by rank when it can be (its call hook hands every call over
+ * as it passes), else in memory (its per-rank hook hands every rank's calls
+ * over).  run_collect.c aggregates them by path (sp_path_tree) with what a
+ * comparison needs beyond the report's sums. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "run_collect.h"
 #include "scopeprof/diff.h"
 #include "scopeprof/export.h"
 #include "scopeprof/h5.h"
 #include "scopeprof/report.h"
-
-/* Accumulator of one key while the ranks are read. */
-typedef struct key_acc {
-    uint64_t calls;
-    double total, own, mean_incl, m2_incl, mean_own, m2_own;
-    double rank_total, rank_max;
-    int64_t minimum, maximum;
-    uint32_t rank_stamp;      /* last rank (1-based order) that touched it */
-    int64_t *samples;
-    size_t num_samples, cap;
-    uint64_t rng;
-} key_acc;
-
-typedef struct collect {
-    int by_name;
-    sp_path_tree tree;        /* path mode: node id = slot */
-    key_acc *acc;
-    size_t num_acc;
-    uint32_t rank_stamp;
-    uint32_t *touched;        /* slots touched by the current rank */
-    size_t num_touched, touched_cap;
-    int64_t *node_of_call;
-    size_t node_cap;
-} collect;
-
-static int grow_acc(collect *c, size_t slots)
-{
-    if (slots <= c->num_acc)
-        return 0;
-    size_t n = c->num_acc ? c->num_acc : 64;
-    while (n < slots)
-        n *= 2;
-    key_acc *grown = realloc(c->acc, n * sizeof *grown);
-    if (!grown)
-        return -1;
-    memset(grown + c->num_acc, 0, (n - c->num_acc) * sizeof *grown);
-    c->acc = grown;
-    c->num_acc = n;
-    return 0;
-}
-
-static uint64_t next_random(uint64_t *state)
-{
-    uint64_t x = *state; /* xorshift64*: reproducible, seeded per key */
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *state = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
-
-/* Reservoir sampling keeps a uniform sample of at most SP_DIFF_SAMPLE_CAP. */
-static int add_sample(key_acc *a, size_t slot, int64_t duration)
-{
-    if (a->num_samples < SP_DIFF_SAMPLE_CAP) {
-        if (a->num_samples == a->cap) {
-            size_t ncap = a->cap ? 2 * a->cap : 16;
-            int64_t *grown = realloc(a->samples, ncap * sizeof *grown);
-            if (!grown)
-                return -1;
-            a->samples = grown;
-            a->cap = ncap;
-        }
-        a->samples[a->num_samples++] = duration;
-        return 0;
-    }
-    if (!a->rng)
-        a->rng = 0x9E3779B97F4A7C15ull * (slot + 1);
-    uint64_t j = next_random(&a->rng) % a->calls;
-    if (j < SP_DIFF_SAMPLE_CAP)
-        a->samples[j] = duration;
-    return 0;
-}
-
-static int add_call(collect *c, size_t slot, int64_t duration, int64_t exclusive)
-{
-    key_acc *a = &c->acc[slot];
-    if (a->calls == 0 || duration < a->minimum)
-        a->minimum = duration;
-    if (a->calls == 0 || duration > a->maximum)
-        a->maximum = duration;
-    a->calls++;
-    double d = (double)duration, e = (double)exclusive;
-    a->total += d;
-    a->own += e;
-    double dm = d - a->mean_incl;
-    a->mean_incl += dm / (double)a->calls;
-    a->m2_incl += dm * (d - a->mean_incl);
-    double em = e - a->mean_own;
-    a->mean_own += em / (double)a->calls;
-    a->m2_own += em * (e - a->mean_own);
-    if (a->rank_stamp != c->rank_stamp) {
-        a->rank_stamp = c->rank_stamp;
-        a->rank_total = 0;
-        if (c->num_touched == c->touched_cap) {
-            size_t ncap = c->touched_cap ? 2 * c->touched_cap : 64;
-            uint32_t *grown = realloc(c->touched, ncap * sizeof *grown);
-            if (!grown)
-                return -1;
-            c->touched = grown;
-            c->touched_cap = ncap;
-        }
-        c->touched[c->num_touched++] = (uint32_t)slot;
-    }
-    a->rank_total += d;
-    return add_sample(a, slot, duration);
-}
-
-static int on_rank(void *ctx, const sp_profile *profile, const sp_rank_data *data)
-{
-    collect *c = ctx;
-    const sp_calls *calls = &data->calls;
-    c->rank_stamp++;
-    c->num_touched = 0;
-    if (calls->n == 0)
-        return 0;
-    if (!c->by_name) {
-        if (calls->n > c->node_cap) {
-            free(c->node_of_call);
-            c->node_of_call = malloc(calls->n * sizeof *c->node_of_call);
-            c->node_cap = c->node_of_call ? calls->n : 0;
-            if (!c->node_of_call)
-                return -1;
-        }
-        if (sp_path_tree_add(&c->tree, profile, data, -1, 0, c->node_of_call) != 0)
-            return -1;
-    }
-    if (grow_acc(c, c->by_name ? profile->num_names : c->tree.n) != 0)
-        return -1;
-    for (size_t i = 0; i < calls->n; i++) {
-        size_t slot = c->by_name ? calls->region[i] : (size_t)c->node_of_call[i];
-        if (add_call(c, slot, calls->end[i] - calls->start[i], calls->exclusive[i]) != 0)
-            return -1;
-    }
-    for (size_t k = 0; k < c->num_touched; k++) {
-        key_acc *a = &c->acc[c->touched[k]];
-        if (a->rank_total > a->rank_max)
-            a->rank_max = a->rank_total;
-    }
-    return 0;
-}
-
-static void collect_free(collect *c)
-{
-    for (size_t k = 0; k < c->num_acc; k++)
-        free(c->acc[k].samples);
-    free(c->acc);
-    free(c->touched);
-    free(c->node_of_call);
-    sp_path_tree_free(&c->tree);
-}
+#include "scopeprof/stream.h"
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -178,7 +29,7 @@ static int by_key(const void *a, const void *b, void *ctx)
 }
 
 /* The keys: one per slot with calls, sorted, parents remapped. */
-static int make_keys(sp_run_stats *run, collect *c, const sp_profile *profile)
+static int make_keys(sp_run_stats *run, run_collect *c, const sp_profile *profile)
 {
     size_t slots = c->by_name ? profile->num_names : c->tree.n;
     if (slots > c->num_acc)
@@ -312,8 +163,90 @@ static int copy_header(sp_run_stats *run, const sp_report *report, const sp_prof
     return 0;
 }
 
+/* The statistics from a report already built with the collector's hooks. */
+static int finish(sp_run_stats *out, run_collect *c, const sp_report *report,
+                  const sp_profile *profile)
+{
+    int rc = copy_header(out, report, profile) == 0 && make_keys(out, c, profile) == 0 ? 0 : -1;
+    if (rc == 0)
+        delay_noise(out);
+    return rc;
+}
+
+/* Streamed: 0 (out filled), 1 when this run needs the in-memory path (why
+ * set), -1 out of memory. */
+static int load_streamed(char **paths, size_t count, const sp_selection *sel, int by_name,
+                         sp_run_stats *out, char *why, size_t whylen)
+{
+    sp_run_source src;
+    if (sp_run_source_open(&src, (const char *const *)paths, count, why, whylen) != 0)
+        return 1; /* the in-memory reader words the problem */
+    run_collect c;
+    run_collect_init(&c, by_name);
+    sp_report_call_hook hook = run_collect_hook(&c);
+    sp_report_options opt = {.selection = sel, .on_rank = run_collect_on_rank, .on_rank_ctx = &c,
+                             .call_hook = &hook};
+    sp_report report;
+    int rc = -1;
+    if (by_name && run_collect_grow(&c, src.profile->num_names) != 0)
+        goto out;
+    rc = sp_report_build_stream(&src, &opt, &report, why, whylen);
+    if (rc < 0 && c.too_many_pending) {
+        snprintf(why, whylen, "more than 4 Mi calls of one path overlapping on other lanes");
+        rc = 1;
+    } else if (rc < 0) {
+        rc = 1; /* the in-memory path says it again, in its words */
+    }
+    if (rc == 0) {
+        rc = finish(out, &c, &report, src.profile);
+        sp_report_free(&report);
+    }
+out:
+    run_collect_free(&c);
+    sp_run_source_close(&src);
+    return rc;
+}
+
+static int load_in_memory(char **paths, size_t count, const char *input,
+                          const sp_selection *sel, int by_name, sp_run_stats *out, char *err,
+                          size_t errlen)
+{
+    sp_profile *profile = sp_load_run((const char *const *)paths, count, err, errlen);
+    if (!profile)
+        return -1;
+    if (profile->aggregate) {
+        snprintf(err, errlen, "%s: the file keeps totals per region only (aggregate layout); "
+                              "comparing needs the recorded calls", input);
+        sp_profile_free(profile);
+        return -1;
+    }
+    run_collect c;
+    run_collect_init(&c, by_name);
+    sp_report_options opt = {.selection = sel, .on_rank = run_collect_on_rank, .on_rank_ctx = &c};
+    sp_report report;
+    if (sp_report_build(profile, &opt, &report, err, errlen) != 0) {
+        run_collect_free(&c);
+        sp_profile_free(profile);
+        return -1;
+    }
+    int rc = finish(out, &c, &report, profile);
+    /* the keys are copies: the profile (all the events) can go */
+    sp_report_free(&report);
+    run_collect_free(&c);
+    sp_profile_free(profile);
+    if (rc != 0)
+        snprintf(err, errlen, "out of memory computing the statistics of %s", input);
+    return rc;
+}
+
 int sp_run_stats_load(const char *input, const sp_selection *sel, int by_name,
                       sp_run_stats *out, char *err, size_t errlen)
+{
+    return sp_run_stats_load_how(input, sel, by_name, SP_RUN_STATS_STREAM, out, err, errlen);
+}
+
+int sp_run_stats_load_how(const char *input, const sp_selection *sel, int by_name,
+                          sp_run_stats_path how, sp_run_stats *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     out->wall_ns = -1;
@@ -322,46 +255,34 @@ int sp_run_stats_load(const char *input, const sp_selection *sel, int by_name,
     if (sp_run_inputs(input, &paths, &count, err, errlen) != 0)
         return -1;
     out->num_files = count;
-    sp_profile *profile = sp_load_run((const char *const *)paths, count, err, errlen);
-    sp_run_inputs_free(paths, (long)count);
-    if (!profile)
-        return -1;
     if (!(out->description = strdup(input))) {
         snprintf(err, errlen, "out of memory");
-        sp_profile_free(profile);
-        sp_run_stats_free(out);
+        sp_run_inputs_free(paths, (long)count);
         return -1;
     }
-    if (profile->aggregate) {
-        snprintf(err, errlen, "%s: the file keeps totals per region only (aggregate layout); "
-                              "comparing needs the recorded calls", input);
-        sp_profile_free(profile);
-        sp_run_stats_free(out);
-        return -1;
+    char why[512] = "forced (SCOPEPROF_DIFF_IN_MEMORY=1)";
+    int rc = 1;
+    if (how == SP_RUN_STATS_STREAM) {
+        rc = load_streamed(paths, count, sel, by_name, out, why, sizeof why);
+        if (rc < 0)
+            snprintf(err, errlen, "out of memory computing the statistics of %s", input);
+        if (rc == 1) { /* start again from nothing */
+            char *description = out->description;
+            out->description = NULL;
+            sp_run_stats_free(out);
+            out->description = description;
+            out->num_files = count;
+            out->wall_ns = -1;
+        }
     }
-    collect c;
-    memset(&c, 0, sizeof c);
-    c.by_name = by_name;
-    sp_path_tree_init(&c.tree);
-    sp_report_options opt = {.selection = sel, .on_rank = on_rank, .on_rank_ctx = &c};
-    sp_report report;
-    if (sp_report_build(profile, &opt, &report, err, errlen) != 0) {
-        collect_free(&c);
-        sp_profile_free(profile);
-        sp_run_stats_free(out);
-        return -1;
+    out->streamed = rc == 0;
+    if (rc == 1) {
+        snprintf(out->path_note, sizeof out->path_note, "%s", why);
+        rc = load_in_memory(paths, count, input, sel, by_name, out, err, errlen);
     }
-    int rc = copy_header(out, &report, profile) == 0 && make_keys(out, &c, profile) == 0 ? 0 : -1;
-    if (rc == 0)
-        delay_noise(out);
-    /* the keys are copies: the profile (all the events) can go */
-    sp_report_free(&report);
-    collect_free(&c);
-    sp_profile_free(profile);
-    if (rc != 0) {
-        snprintf(err, errlen, "out of memory computing the statistics of %s", input);
+    sp_run_inputs_free(paths, (long)count);
+    if (rc != 0)
         sp_run_stats_free(out);
-    }
     return rc;
 }
 

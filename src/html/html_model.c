@@ -8,10 +8,6 @@
 
 #include "html_model.h"
 
-/* About 12 bytes of JSON per bin and 16 per single call: with these the
- * timeline stays under ~19 MiB however many calls the run has. */
-#define DEFAULT_BIN_BUDGET 1200000
-#define DEFAULT_EXACT_BUDGET 250000
 
 /* ---- per-rank region time (recursion counted once) ------------------------- */
 
@@ -144,6 +140,12 @@ static int dur_log_reserve(dur_log *d, size_t more)
     return 0;
 }
 
+size_t html_p95_rank(size_t n)
+{
+    size_t rank = (size_t)((double)n * 0.95 + 0.999999999);
+    return rank < 1 ? 1 : rank;
+}
+
 /* p95 = the value at rank ceil(0.95 n) (nearest-rank definition). */
 static int compute_p95(html_run *run, dur_log *log)
 {
@@ -172,10 +174,7 @@ static int compute_p95(html_run *run, dur_log *log)
             run->stats[k].p95 = -1;
             continue;
         }
-        size_t rank = (size_t)((double)n * 0.95 + 0.999999999);
-        if (rank < 1)
-            rank = 1;
-        run->stats[k].p95 = select_kth(sorted + first[k], n, rank - 1);
+        run->stats[k].p95 = select_kth(sorted + first[k], n, html_p95_rank(n) - 1);
     }
     free(fill), free(first), free(sorted);
     return 0;
@@ -304,8 +303,8 @@ int html_run_build(html_run *run, const sp_profile *profile, const char *const *
         int64_t origin, span;
         time_axis(profile, opt->selection, &origin, &span);
         html_timeline_init(&run->timeline, origin, origin - sp_profile_origin_ns(profile), span,
-                           opt->bin_budget ? opt->bin_budget : DEFAULT_BIN_BUDGET,
-                           opt->exact_budget ? opt->exact_budget : DEFAULT_EXACT_BUDGET);
+                           opt->bin_budget ? opt->bin_budget : HTML_DEFAULT_BIN_BUDGET,
+                           opt->exact_budget ? opt->exact_budget : HTML_DEFAULT_EXACT_BUDGET);
         run->has_timeline = 1;
     }
     int64_t covered = 0, wall = 0;

@@ -73,6 +73,15 @@ int html_timeline_init(html_timeline *tl, int64_t origin, int64_t offset, int64_
  * caller through `shift`, subtracted from every timestamp). */
 int html_timeline_add_rank(html_timeline *tl, const sp_profile *profile, uint32_t rank,
                            const sp_calls *calls, const sp_lane_walk *walk, int64_t shift);
+/* The same, call by call (html_model_stream.c): a lane of `rank` made at
+ * its first call (labelled: the run has thread ids); each lane's calls in
+ * start order, times on the run's axis, depth among the kept calls; once
+ * the rank has streamed, its lanes put in band order and finished. */
+html_tl_lane *html_timeline_lane(html_timeline *tl, const sp_profile *profile, uint32_t rank,
+                                 int64_t lane, int labelled);
+int html_timeline_call(html_timeline *tl, html_tl_lane *l, int64_t start, int64_t end,
+                       uint32_t depth, uint32_t region);
+int html_timeline_end_rank(html_timeline *tl, size_t first_lane);
 void html_timeline_free(html_timeline *tl);
 void html_timeline_json(sp_json *j, const html_timeline *tl);
 
@@ -99,6 +108,11 @@ typedef struct html_run {
     int has_timeline;
 } html_run;
 
+/* About 12 bytes of JSON per bin and 16 per single call: with these the
+ * timeline stays under ~19 MiB however many calls the run has. */
+#define HTML_DEFAULT_BIN_BUDGET 1200000
+#define HTML_DEFAULT_EXACT_BUDGET 250000
+
 typedef struct html_options {
     const sp_selection *selection;
     size_t bin_budget, exact_budget; /* timeline; 0 = defaults */
@@ -106,6 +120,14 @@ typedef struct html_options {
 
 int html_run_build(html_run *run, const sp_profile *profile, const char *const *files,
                    size_t num_files, const html_options *options, char *err, size_t errlen);
+/* The same model from a run source, each rank streamed (html_model_stream.c):
+ * 0; 1 when this run needs html_run_build on the loaded run (why set); -1. */
+struct sp_run_source;
+int html_run_build_stream(html_run *run, const struct sp_run_source *src,
+                          const char *const *files, size_t num_files,
+                          const html_options *options, char *why, size_t whylen);
+/* The 1-based rank of the p95 among n sorted durations (nearest rank). */
+size_t html_p95_rank(size_t n);
 void html_run_free(html_run *run);
 
 /* ---- page pieces -------------------------------------------------------- */

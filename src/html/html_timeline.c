@@ -113,17 +113,17 @@ static int exact_push(html_timeline *tl, html_tl_lane *l, const html_exact *e)
     return 0;
 }
 
-static int visit(void *p, size_t i)
+/* One call of a lane, lane calls in start order (a depth-first walk of the
+ * lane); start and end on the run's time axis.  Returns tl->failed. */
+int html_timeline_call(html_timeline *tl, html_tl_lane *l, int64_t start, int64_t end,
+                       uint32_t d, uint32_t region)
 {
-    walk_ctx *c = p;
-    html_timeline *tl = c->tl;
-    uint32_t d = c->calls->depth[i];
     if (d >= HTML_TL_MAX_DEPTH || tl->failed)
         return tl->failed;
-    if (d > c->lane->max_depth)
-        c->lane->max_depth = d;
-    int64_t s = c->calls->start[i] - c->shift - tl->origin;
-    int64_t e = c->calls->end[i] - c->shift - tl->origin;
+    if (d > l->max_depth)
+        l->max_depth = d;
+    int64_t s = start - tl->origin;
+    int64_t e = end - tl->origin;
     if (s < 0)
         s = 0;
     if (e > tl->span)
@@ -131,11 +131,10 @@ static int visit(void *p, size_t i)
     if (e < s)
         return 0; /* outside the --from/--to window */
     int64_t dur = e - s;
-    uint32_t region = c->calls->region[i];
     enforce_budgets(tl); /* during the walk: one lane can hold the whole run */
     if ((double)dur >= 2 * tl->width[tl->num_levels - 1]) {
         html_exact x = {s, dur, d, region};
-        exact_push(tl, c->lane, &x);
+        exact_push(tl, l, &x);
     }
     for (int k = 0; k < tl->num_levels; k++) {
         double w = tl->width[k];
@@ -146,11 +145,18 @@ static int visit(void *p, size_t i)
         for (uint64_t b = b0; b <= b1; b++) {
             double lo = (double)b * w, hi = lo + w;
             double a = (double)s > lo ? (double)s : lo, z = (double)e < hi ? (double)e : hi;
-            bin_add(tl, c->lane, k, d, b, region, z > a ? (int64_t)(z - a + 0.5) : 0,
-                    b == b0);
+            bin_add(tl, l, k, d, b, region, z > a ? (int64_t)(z - a + 0.5) : 0, b == b0);
         }
     }
     return 0;
+}
+
+static int visit(void *p, size_t i)
+{
+    walk_ctx *c = p;
+    return html_timeline_call(c->tl, c->lane, c->calls->start[i] - c->shift,
+                              c->calls->end[i] - c->shift, c->calls->depth[i],
+                              c->calls->region[i]);
 }
 
 static size_t total_bins(const html_timeline *tl, int level)
@@ -207,44 +213,93 @@ static size_t band_order(const sp_lane_walk *walk, size_t k)
     return threads;
 }
 
+html_tl_lane *html_timeline_lane(html_timeline *tl, const sp_profile *profile, uint32_t rank,
+                                 int64_t lane, int labelled)
+{
+    html_tl_lane *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    if (tl->num_lanes == tl->cap_lanes) {
+        size_t cap = tl->cap_lanes ? tl->cap_lanes * 2 : 16;
+        html_tl_lane **grown = realloc(tl->lanes, cap * sizeof *grown);
+        if (!grown) {
+            free(l);
+            return NULL;
+        }
+        tl->lanes = grown;
+        tl->cap_lanes = cap;
+    }
+    tl->lanes[tl->num_lanes++] = l;
+    l->rank = rank;
+    l->lane = lane;
+    char label[512] = "";
+    if (labelled)
+        sp_lane_label(profile, rank, lane, label, sizeof label);
+    l->label = strdup(label);
+    if (!l->label)
+        return NULL;
+    for (int k = 0; k < HTML_TL_MAX_LEVELS; k++)
+        for (int d = 0; d < HTML_TL_MAX_DEPTH; d++)
+            l->open[k][d].bin = NO_BIN;
+    return l;
+}
+
+/* The lane's bins still being filled join its levels. */
+static void lane_finish(html_timeline *tl, html_tl_lane *l)
+{
+    for (int k = 0; k < tl->num_levels; k++)
+        for (int d = 0; d < HTML_TL_MAX_DEPTH; d++)
+            if (l->open[k][d].bin != NO_BIN)
+                bins_push(tl, &l->bins[k], &l->open[k][d]);
+    enforce_budgets(tl);
+}
+
 int html_timeline_add_rank(html_timeline *tl, const sp_profile *profile, uint32_t rank,
                            const sp_calls *calls, const sp_lane_walk *walk, int64_t shift)
 {
     for (size_t b = 0; b < walk->num_lanes && !tl->failed; b++) {
         size_t w = band_order(walk, b);
-        html_tl_lane *l = calloc(1, sizeof *l);
+        html_tl_lane *l = html_timeline_lane(tl, profile, rank, walk->lanes[w], calls->lane != NULL);
         if (!l)
             return -1;
-        if (tl->num_lanes == tl->cap_lanes) {
-            size_t cap = tl->cap_lanes ? tl->cap_lanes * 2 : 16;
-            html_tl_lane **grown = realloc(tl->lanes, cap * sizeof *grown);
-            if (!grown) {
-                free(l);
-                return -1;
-            }
-            tl->lanes = grown;
-            tl->cap_lanes = cap;
-        }
-        tl->lanes[tl->num_lanes++] = l;
-        l->rank = rank;
-        l->lane = walk->lanes[w];
-        char label[512] = "";
-        if (calls->lane)
-            sp_lane_label(profile, rank, walk->lanes[w], label, sizeof label);
-        l->label = strdup(label);
-        if (!l->label)
-            return -1;
-        for (int k = 0; k < HTML_TL_MAX_LEVELS; k++)
-            for (int d = 0; d < HTML_TL_MAX_DEPTH; d++)
-                l->open[k][d].bin = NO_BIN;
         walk_ctx c = {tl, l, calls, shift};
         sp_lane_walk_visit(walk, calls, w, visit, NULL, &c);
-        for (int k = 0; k < tl->num_levels; k++)
-            for (int d = 0; d < HTML_TL_MAX_DEPTH; d++)
-                if (l->open[k][d].bin != NO_BIN)
-                    bins_push(tl, &l->bins[k], &l->open[k][d]);
-        enforce_budgets(tl);
+        lane_finish(tl, l);
     }
+    return tl->failed ? -1 : 0;
+}
+
+static int by_lane_id(const void *a, const void *b)
+{
+    const html_tl_lane *x = *(html_tl_lane *const *)a, *y = *(html_tl_lane *const *)b;
+    return (x->lane > y->lane) - (x->lane < y->lane);
+}
+
+int html_timeline_end_rank(html_timeline *tl, size_t first_lane)
+{
+    size_t n = tl->num_lanes - first_lane;
+    if (n == 0)
+        return tl->failed ? -1 : 0;
+    html_tl_lane **lanes = tl->lanes + first_lane;
+    /* ascending lane id, as a lane walk lists them, then in band order */
+    qsort(lanes, n, sizeof *lanes, by_lane_id);
+    html_tl_lane **sorted = malloc(n * sizeof *sorted);
+    int64_t *ids = malloc(n * sizeof *ids);
+    if (!sorted || !ids) {
+        free(sorted);
+        free(ids);
+        return -1;
+    }
+    memcpy(sorted, lanes, n * sizeof *sorted);
+    for (size_t i = 0; i < n; i++)
+        ids[i] = sorted[i]->lane;
+    sp_lane_walk walk = {.lanes = ids, .num_lanes = n};
+    for (size_t b = 0; b < n; b++)
+        lanes[b] = sorted[band_order(&walk, b)];
+    free(sorted);
+    free(ids);
+    for (size_t b = 0; b < n && !tl->failed; b++)
+        lane_finish(tl, lanes[b]);
     return tl->failed ? -1 : 0;
 }
 

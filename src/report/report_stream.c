@@ -50,6 +50,7 @@ typedef struct stream_ctx {
     int per_lane;
     sp_report_tree *lane_trees;
     size_t num_lane_trees, cached_lane_tree;
+    const sp_report_call_hook *hook; /* options.call_hook */
     sp_report_jobs jobs;      /* worker processes (--jobs), count <= 1: none */
     int jobs_started;
     size_t next_rank;         /* next selected rank to take from the workers */
@@ -128,17 +129,22 @@ static int on_call_enter(void *ctx, const sp_stream_call *call, int64_t parent, 
     }
     if (!c->per_lane) {
         *user = sp_report_tree_node(c->tree, parent, call->region);
-        return *user < 0 ? -1 : 1;
+        if (*user < 0)
+            return -1;
+    } else {
+        sp_report_tree *lane = lane_tree(c, call->lane);
+        int64_t node = sp_report_tree_node(c->tree, parent < 0 ? -1 : parent & 0xffffffff,
+                                           call->region);
+        int64_t lane_node = lane ? sp_report_tree_node(lane, parent < 0 ? -1 : parent >> 32,
+                                                       call->region)
+                                 : -1;
+        if (node < 0 || lane_node < 0 || node > 0x7fffffff || lane_node > 0x7fffffff)
+            return -1;
+        *user = node | lane_node << 32;
     }
-    sp_report_tree *lane = lane_tree(c, call->lane);
-    int64_t node = sp_report_tree_node(c->tree, parent < 0 ? -1 : parent & 0xffffffff,
-                                       call->region);
-    int64_t lane_node = lane ? sp_report_tree_node(lane, parent < 0 ? -1 : parent >> 32,
-                                                   call->region)
-                             : -1;
-    if (node < 0 || lane_node < 0 || node > 0x7fffffff || lane_node > 0x7fffffff)
+    if (c->hook &&
+        c->hook->call(c->hook->ctx, call, c->tree, c->per_lane ? *user & 0xffffffff : *user, 0))
         return -1;
-    *user = node | lane_node << 32;
     return 1;
 }
 
@@ -146,15 +152,16 @@ static int on_call_exit(void *ctx, const sp_stream_call *call, int64_t user)
 {
     stream_ctx *c = ctx;
     int64_t duration = call->end - call->start;
-    if (!c->per_lane) {
-        sp_report_node_add_call(&c->tree->nodes[user], duration, call->exclusive);
-        return 0;
+    int64_t node = c->per_lane ? user & 0xffffffff : user;
+    sp_report_node_add_call(&c->tree->nodes[node], duration, call->exclusive);
+    if (c->per_lane) {
+        sp_report_tree *lane = lane_tree(c, call->lane);
+        if (!lane)
+            return -1;
+        sp_report_node_add_call(&lane->nodes[user >> 32], duration, call->exclusive);
     }
-    sp_report_node_add_call(&c->tree->nodes[user & 0xffffffff], duration, call->exclusive);
-    sp_report_tree *lane = lane_tree(c, call->lane);
-    if (!lane)
+    if (c->hook && c->hook->call(c->hook->ctx, call, c->tree, node, 1) != 0)
         return -1;
-    sp_report_node_add_call(&lane->nodes[user >> 32], duration, call->exclusive);
     return 0;
 }
 
@@ -199,6 +206,8 @@ static int rank_tree_from_file(stream_ctx *c, sp_report *report, const sp_report
     if (rc == 0)
         rc = sp_report_tree_add_forks(&out->tree, &data.calls, graft.fork_of, graft.own_lane);
     sp_graft_info_free(&graft);
+    if (rc == 0 && opt->call_hook && opt->on_rank)
+        rc = opt->on_rank(opt->on_rank_ctx, src->profile, &data) ? -1 : 0;
     sp_rank_data_free(&data);
     /* wall span and thread counts, as report.c and report_lanes.c take them */
     size_t slots = 0;
@@ -296,9 +305,15 @@ static int stream_one_rank(void *ctx, sp_report *report, const sp_report_options
     /* A rank whose calls do not nest streams too: the in-memory path shows
      * it from its rows, with the reconstruction's message as a warning. */
     sp_call_visitor visitor = {on_call_enter, on_call_exit, c};
-    sp_stream_options so = {c->window ? on_event : NULL, c, 1};
+    /* (not under a per-call hook: what it saw before a crossing cannot be
+     * taken back, so such a run goes to the in-memory path, as before) */
+    sp_stream_options so = {c->window ? on_event : NULL, c, !c->hook};
     sp_rank_stream_info info;
-    int rc = sp_stream_rank_with(c->src, rank, c->offset, &visitor, &so, &info, why, whylen);
+    int rc = c->hook && c->hook->rank_begin(c->hook->ctx, rank) != 0 ? -1 : 0;
+    if (rc == 0)
+        rc = sp_stream_rank_with(c->src, rank, c->offset, &visitor, &so, &info, why, whylen);
+    else
+        memset(&info, 0, sizeof info);
     int from_rows = rc == 2; /* the calls seen before the crossing are dropped */
     if (rc == 2) {
         rc = rows_only(c->src, rank, out, why);
@@ -306,6 +321,8 @@ static int stream_one_rank(void *ctx, sp_report *report, const sp_report_options
         out->num_rows = info.num_rows;
         info.row_durations = NULL;
     }
+    if (rc == 0 && c->hook && c->hook->rank_end(c->hook->ctx, rank) != 0)
+        rc = -1;
     *extra = (sp_rank_extra){info.first_start, info.last_end, info.num_thread_slots,
                              info.thread_calls, info.thread_busy};
     if (c->window) {
@@ -492,8 +509,12 @@ static const char *not_streamed(const sp_run_source *src, const sp_report_option
     const sp_selection *sel = opt->selection;
     if (opt->per_lane && opt->remote && opt->remote->count > 1)
         return "per-lane trees (--lanes) under an MPI launcher";
-    if (opt->on_rank)
+    if (opt->per_lane && opt->call_hook)
+        return "per-lane trees (--lanes) with a per-call hook";
+    if (opt->on_rank && !opt->call_hook)
         return "per-call collection";
+    if (opt->call_hook && opt->remote)
+        return "per-call collection shared with other processes";
     int64_t start;
     if (sel && (sel->has_from || sel->has_to) &&
         sp_profile_meta_int(src->profile, "start_time_ns", &start) != 0)
@@ -517,7 +538,10 @@ int sp_report_build_stream(const sp_run_source *src, const sp_report_options *op
     }
     stream_ctx c = {.src = src, .first_start = INT64_MAX, .last_end = INT64_MIN, .why = why,
                     .whylen = whylen};
-    c.jobs = (sp_report_jobs){.count = opt->jobs, .compute = stream_one_rank, .ctx = &c};
+    /* a hook sees the calls in this process: no workers */
+    c.hook = opt->call_hook;
+    c.jobs = (sp_report_jobs){.count = c.hook ? 0 : opt->jobs, .compute = stream_one_rank,
+                              .ctx = &c};
     c.per_lane = opt->per_lane;
     c.region_keep = malloc(profile->num_names ? profile->num_names : 1);
     if (!c.region_keep) {

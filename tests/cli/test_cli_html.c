@@ -53,13 +53,14 @@ static char *slurp(const char *path, size_t *len)
     return s;
 }
 
-/* Run `scopeprof ARGS` (a shell word list) in the test directory; exit
- * status, stdout and stderr in out/err (caller frees). */
-static int run(const char *args, char **out, char **err)
+static size_t count(const char *s, const char *what);
+
+static int run_with(const char *env, const char *args, char **out, char **err)
 {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s > stdout.txt 2> stderr.txt", dir,
-             SCOPEPROF_EXE, args);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && env -u SCOPEPROF_REPORT_IN_MEMORY -u SCOPEPROF_REPORT_TRACE %s '%s' %s "
+             "> stdout.txt 2> stderr.txt", dir, env, SCOPEPROF_EXE, args);
     int ws = system(cmd);
     char path[512];
     snprintf(path, sizeof path, "%s/stdout.txt", dir);
@@ -67,6 +68,62 @@ static int run(const char *args, char **out, char **err)
     snprintf(path, sizeof path, "%s/stderr.txt", dir);
     *err = slurp(path, NULL);
     return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128;
+}
+
+/* The page named by "-o NAME" in args, or NULL; *len its size. */
+static char *page_of(const char *args, size_t *len)
+{
+    const char *o = strstr(args, "-o ");
+    if (!o)
+        return NULL;
+    char name[256];
+    if (sscanf(o + 3, "%255s", name) != 1)
+        return NULL;
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return slurp(path, len);
+}
+
+/* Run `scopeprof ARGS` (a shell word list) in the test directory; exit
+ * status, stdout and stderr in out/err (caller frees).  Every command runs
+ * twice, streamed and in memory (SCOPEPROF_REPORT_IN_MEMORY=1): the same
+ * status, output and page, byte for byte (docs/stream.md). */
+static int run(const char *args, char **out, char **err)
+{
+    char *mout, *merr;
+    int mstatus = run_with("SCOPEPROF_REPORT_IN_MEMORY=1", args, &mout, &merr);
+    size_t mlen = 0, slen = 0;
+    char *mpage = page_of(args, &mlen);
+    const char *o = strstr(args, "-o ");
+    char name[256], path[512];
+    if (o && sscanf(o + 3, "%255s", name) == 1) { /* the streamed run writes its own */
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        unlink(path);
+    }
+    int status = run_with("", args, out, err);
+    char *spage = page_of(args, &slen);
+    cr_expect_eq(status, mstatus, "%s: streamed %d, in memory %d", args, status, mstatus);
+    cr_expect_str_eq(*out, mout, "%s: output differs streamed / in memory", args);
+    cr_expect_str_eq(*err, merr, "%s: messages differ streamed / in memory", args);
+    cr_expect((!mpage && !spage) ||
+                  (mpage && spage && mlen == slen && !memcmp(mpage, spage, mlen)),
+              "%s: the page differs streamed / in memory", args);
+    free(mout);
+    free(merr);
+    free(mpage);
+    free(spage);
+    return status;
+}
+
+/* `args` streamed: the trace says so for every run. */
+static void expect_streamed(const char *args, size_t runs)
+{
+    char *out, *err;
+    run_with("SCOPEPROF_REPORT_TRACE=1", args, &out, &err);
+    cr_expect_eq(count(err, "scopeprof report: html: "), runs, "%s:\n%s", args, err);
+    cr_expect_eq(count(err, "streamed\n"), runs, "%s:\n%s", args, err);
+    free(out);
+    free(err);
 }
 
 static size_t lines(const char *s)
@@ -187,6 +244,7 @@ Test(cli_html, one_self_contained_page_with_every_section)
                   NULL, "worst imbalance: main, rank 1: 820 µs against a mean of 670");
     cr_expect(valid_utf8((const unsigned char *)page, len));
     free(page), free(out), free(err);
+    expect_streamed("report a_rank00000.h5 a_rank00001.h5 -o report.html", 1);
 
     /* any other name: the text report, to that file */
     status = run("report a_rank00000.h5 -o report.txt", &out, &err);
@@ -237,6 +295,7 @@ Test(cli_html, runs_compared_by_compare_or_run_id)
         cr_expect_neq(strstr(page, "+80.0 %"), NULL, "%s", cases[k]);
         cr_expect_eq(strstr(page, "(speedup, efficiency)"), NULL, "same rank counts");
         free(page), free(out), free(err);
+        expect_streamed(cases[k], 2);
     }
     /* 2 ranks against 1: speedup of the wall time, efficiency per rank */
     write_rank("c_rank00000.h5", 0, "solve", 5, "run-c");

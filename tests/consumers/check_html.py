@@ -32,9 +32,30 @@ SECTIONS = ["Findings", "Hotspots", "Call tree", "Flame graph", "Timeline", "Loa
 BIG_CALLS = int(os.environ.get("SCOPEPROF_HTML_BIG_CALLS", "10000000"))
 
 
+TRACES = {}
+
+
 def page(d, name, files, truth=None, extra=(), **expect):
+    """The page, streamed (docs/stream.md); the in-memory path
+    (SCOPEPROF_REPORT_IN_MEMORY=1) must write the same bytes."""
     html = os.path.join(d, name + ".html")
-    scopeprof("report", *files, *extra, "-o", html)
+    r = subprocess.run([common.SCOPEPROF, "report", *files, *extra, "-o", html],
+                       capture_output=True, text=True,
+                       env=dict(os.environ, SCOPEPROF_REPORT_TRACE="1"))
+    if r.returncode != 0:
+        fail(f"scopeprof report {name} exited {r.returncode}:\n{r.stdout}{r.stderr}")
+    TRACES[name] = [line for line in r.stderr.splitlines()
+                    if line.startswith("scopeprof report: html: ")]
+    in_memory = os.path.join(d, name + ".in-memory.html")
+    scopeprof_env = dict(os.environ, SCOPEPROF_REPORT_IN_MEMORY="1")
+    m = subprocess.run([common.SCOPEPROF, "report", *files, *extra, "-o", in_memory],
+                       capture_output=True, text=True, env=scopeprof_env)
+    if m.returncode != 0:
+        fail(f"scopeprof report {name} (in memory) exited {m.returncode}:\n{m.stderr}")
+    with open(html, "rb") as a, open(in_memory, "rb") as b:
+        if a.read() != b.read():
+            fail(f"{name}: the streamed page differs from the in-memory one ({html}, {in_memory})")
+    os.unlink(in_memory)
     spec = {"name": name, "html": html, "screenshot": os.path.join(d, name + ".png"),
             "sections": SECTIONS + expect.pop("more_sections", []), "absent": ["MPI"]}
     if truth is not None:
@@ -100,6 +121,15 @@ def main():
                       more_sections=["Comparison"], compare=True))
     pages.append(page(d, "compare-run-ids", runs[0] + runs[1], more_sections=["Comparison"],
                       compare=True))
+
+    # Streamed, but for the runs with MPI columns (the MPI tables match
+    # calls across ranks: in memory, docs/stream.md).
+    for name in ("big", "compare", "compare-run-ids"):
+        if not TRACES[name] or not all(t.endswith("streamed") for t in TRACES[name]):
+            fail(f"{name}: not streamed: {TRACES[name]}")
+    for name, traces in TRACES.items():
+        if not all(t.endswith("streamed") or "MPI columns" in t for t in traces):
+            fail(f"{name}: in memory: {traces}")
 
     spec_path = os.path.join(d, "spec.json")
     with open(spec_path, "w") as f:

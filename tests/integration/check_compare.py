@@ -52,10 +52,43 @@ def run_program(tmp, name, extra_env=None, args=()):
     return d
 
 
-def sp(*args):
+TRACE = "scopeprof {}: "
+paths_taken = []
+
+
+def run_sp(args, extra):
     env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
     env["NO_COLOR"] = "1"
+    env.update(extra)
     return subprocess.run([scopeprof, *args], capture_output=True, text=True, env=env)
+
+
+def output_file(args):
+    return args[args.index("-o") + 1] if "-o" in args else None
+
+
+def sp(*args):
+    """The comparing commands run twice, streamed (docs/stream.md) and in
+    memory (SCOPEPROF_DIFF_IN_MEMORY=1): same status, output and files."""
+    if args[0] not in ("diff", "check") and not (args[0] == "flame" and "--diff" in args):
+        return run_sp(args, {})
+    r = run_sp(args, {"SCOPEPROF_DIFF_TRACE": "1"})
+    out = output_file(args)
+    streamed_file = open(out, "rb").read() if out and os.path.exists(out) else None
+    m = run_sp(args, {"SCOPEPROF_DIFF_IN_MEMORY": "1"})
+    prefix = TRACE.format(args[0])
+    traces = [line for line in r.stderr.splitlines(True) if line.startswith(prefix)
+              and (": streamed" in line or ": in memory: " in line)]
+    paths_taken.extend(traces)
+    stderr = "".join(line for line in r.stderr.splitlines(True) if line not in traces)
+    check(r.returncode == m.returncode and r.stdout == m.stdout and stderr == m.stderr,
+          f"{args}: streamed and in memory differ\n{r.returncode} {m.returncode}\n"
+          f"--- streamed\n{r.stdout}{r.stderr}--- in memory\n{m.stdout}{m.stderr}")
+    if out:
+        in_memory_file = open(out, "rb").read() if os.path.exists(out) else None
+        check(streamed_file == in_memory_file, f"{args}: {out} differs streamed / in memory")
+    r.stderr = stderr
+    return r
 
 
 def regression_lines(text):
@@ -291,6 +324,13 @@ with tempfile.TemporaryDirectory() as tmp:
           f"missing run: {r.stderr}")
     r = sp("validate", os.path.join(a[0], "compare_rank00000.h5"))
     check(r.returncode == 0 and r.stdout.startswith("OK "), f"validate: {r.stdout}{r.stderr}")
+
+# Every run of compare_work is one rank file the stream reads; the MPI runs
+# (MPI columns) go through the in-memory path, which says why.
+streamed = [t for t in paths_taken if t.endswith(": streamed\n")]
+check(len(streamed) > 20, f"runs streamed: {len(streamed)} of {len(paths_taken)}")
+check(all(t.endswith(": streamed\n") or "MPI columns" in t for t in paths_taken),
+      f"paths: {sorted(set(t.split(': ', 2)[-1] for t in paths_taken))}")
 
 if failures:
     print(f"{len(failures)} check(s) failed")

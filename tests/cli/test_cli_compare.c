@@ -1,0 +1,425 @@
+/* test_cli_compare.c - `scopeprof diff` and `check` read each run streamed
+ * rank by rank (docs/stream.md), and say the same, byte for byte, as the
+ * in-memory path (SCOPEPROF_DIFF_IN_MEMORY=1): runs whose calls of one path
+ * overlap on several lanes and whose regions recurse (exclusive times that
+ * arrive out of order), a path of more calls than the percentile sample
+ * holds, selections, ranks with fork edges, and a rank that does not nest
+ * (the in-memory path then runs and words the note); the HTML report
+ * likewise (SCOPEPROF_REPORT_IN_MEMORY=1). */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "scopeprof/h5.h"
+#include "scopeprof/profile.h"
+
+static char dir[256];
+
+static void make_dir(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/scopeprof-cli-compare-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static void remove_dir(void)
+{
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+TestSuite(cli_compare, .init = make_dir, .fini = remove_dir);
+
+static const char *in_dir(const char *name)
+{
+    static char buf[4][512];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+typedef struct result {
+    int status;
+    char *out, *err;
+} result;
+
+static void result_free(result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+/* `scopeprof args...` in the test directory with "KEY=VALUE" entries of env. */
+static result run_env(const char *const *args, const char *const *env)
+{
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        if (chdir(dir) != 0)
+            _exit(120);
+        int out = open("stdout.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int err = open("stderr.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+            _exit(121);
+        unsetenv("SCOPE_PROFILER_OUTPUT");
+        unsetenv("LD_PRELOAD");
+        unsetenv("SCOPEPROF_DIFF_IN_MEMORY");
+        unsetenv("SCOPEPROF_DIFF_TRACE");
+        setenv("NO_COLOR", "1", 1);
+        for (size_t k = 0; env && env[k]; k++)
+            putenv((char *)env[k]);
+        const char *argv[64] = {SCOPEPROF_EXE};
+        size_t n = 1;
+        for (size_t k = 0; args[k] && n < 63; k++)
+            argv[n++] = args[k];
+        argv[n] = NULL;
+        execv(SCOPEPROF_EXE, (char *const *)argv);
+        _exit(122);
+    }
+    int ws;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    result r;
+    r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+    r.out = slurp(in_dir("stdout.txt"));
+    r.err = slurp(in_dir("stderr.txt"));
+    remove(in_dir("stdout.txt"));
+    remove(in_dir("stderr.txt"));
+    return r;
+}
+
+typedef struct ev {
+    const char *region;
+    int64_t start, end, thread; /* ns */
+} ev;
+
+typedef struct evs {
+    ev *v;
+    size_t n, cap;
+} evs;
+
+static void add(evs *e, const char *region, int64_t start, int64_t end, int64_t thread)
+{
+    if (e->n == e->cap) {
+        e->cap = e->cap ? 2 * e->cap : 1024;
+        e->v = realloc(e->v, e->cap * sizeof *e->v);
+        cr_assert_not_null(e->v);
+    }
+    e->v[e->n++] = (ev){region, start, end, thread};
+}
+
+/* One rank's file, rows in order of first appearance, events in given order. */
+static void write_rank(const char *name, uint32_t rank, const evs *e, const char *const *threads)
+{
+    size_t n = e->n;
+    sp_profile *p = sp_profile_new();
+    p->start = malloc(n * sizeof *p->start);
+    p->end = malloc(n * sizeof *p->end);
+    p->thread_ids = malloc(n * sizeof *p->thread_ids);
+    p->rows = calloc(n, sizeof *p->rows);
+    char *used = calloc(n, 1);
+    for (size_t i = 0; i < n; i++) {
+        if (used[i])
+            continue;
+        sp_row *row = &p->rows[p->num_rows++];
+        row->region = (uint32_t)sp_profile_intern_name(p, e->v[i].region);
+        row->rank = rank;
+        row->offset = p->num_events;
+        row->source_line = -1;
+        row->exclusive_total = -1;
+        row->source_file = strdup("");
+        row->source_text = strdup("");
+        row->tags = strdup("[]");
+        row->event_metadata = strdup("[]");
+        for (size_t j = i; j < n; j++) {
+            if (used[j] || strcmp(e->v[j].region, e->v[i].region))
+                continue;
+            used[j] = 1;
+            p->start[p->num_events] = 1000000 + e->v[j].start;
+            p->end[p->num_events] = 1000000 + e->v[j].end;
+            p->thread_ids[p->num_events] = e->v[j].thread;
+            p->num_events++;
+            row->count++;
+        }
+        sp_summary_compute(p->start + row->offset, p->end + row->offset, NULL, row->count,
+                           &row->stats);
+    }
+    free(used);
+    p->has_thread_table = 1;
+    for (size_t t = 0; threads[t]; t++) {
+        p->threads = realloc(p->threads, (t + 1) * sizeof *p->threads);
+        p->threads[t] = (sp_thread_row){.rank = rank, .index = (int64_t)t, .ident = 1,
+                                        .native_id = 1, .start_ns = 0, .end_ns = 100000000,
+                                        .cpu_ns = 1000, .name = strdup(threads[t])};
+        p->num_threads = t + 1;
+    }
+    p->num_ranks = rank + 1;
+    sp_profile_set_meta_int(p, "start_time_ns", 1000000);
+    sp_profile_set_meta_int(p, "mpi_size", 2);
+    sp_profile_set_meta_int(p, "mpi_rank", rank);
+    char err[512];
+    cr_assert_eq(sp_h5_write(in_dir(name), p, err, sizeof err), 0, "%s", err);
+    sp_profile_free(p);
+}
+
+static const char *const lanes3[] = {"MainThread", "worker1", "worker2", NULL};
+
+/* One rank of a run: `scale` stretches the work so the two runs differ.
+ *  - lane 0: "work" [0, 40 ms] holding "step" calls; lanes 1 and 2: many
+ *    short "work" roots (> 1 of them inside lane 0's "work"), so the path
+ *    "work" exits out of its entering order;
+ *  - lane 1: "rec > rec > rec" (by name: a region inside itself);
+ *  - lane 2: 70,000 "tick" calls under "work": more than the percentile
+ *    sample (65,536) holds. */
+static void write_side(const char *name, uint32_t rank, int64_t scale)
+{
+    evs e = {0};
+    add(&e, "work", 0, 40000000, 0);
+    for (int64_t k = 0; k < 2000; k++)
+        add(&e, "step", 1000 + k * 19000, 1000 + k * 19000 + 9000 + (k % 7) * scale, 0);
+    for (int64_t k = 0; k < 400; k++) {
+        int64_t t = 10000 + k * 90000;
+        add(&e, "work", t, t + 80000, 1);
+        add(&e, "rec", t + 100, t + 70000 + (k % 5) * scale, 1);
+        add(&e, "rec", t + 200, t + 50000, 1);
+        add(&e, "rec", t + 300, t + 30000 + (k % 3) * scale, 1);
+    }
+    for (int64_t k = 0; k < 7; k++) {
+        int64_t t = k * 5000000;
+        add(&e, "work", t + 20, t + 4900000, 2);
+        for (int64_t j = 0; j < 10000; j++) {
+            int64_t s = t + 100 + j * 480;
+            add(&e, "tick", s, s + 100 + ((j * 7919 + k) % 300) * scale / 4000, 2);
+        }
+    }
+    write_rank(name, rank, &e, lanes3);
+    free(e.v);
+}
+
+static void expect_same(const char *const *args, int want_streamed)
+{
+    static const char *const trace[] = {"SCOPEPROF_DIFF_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_DIFF_IN_MEMORY=1", NULL};
+    result s = run_env(args, trace), m = run_env(args, memory);
+    char what[512] = "";
+    for (size_t k = 0; args[k]; k++)
+        snprintf(what + strlen(what), sizeof what - strlen(what), " %s", args[k]);
+    cr_expect_eq(s.status, m.status, "%s: %d / %d\n%s", what, s.status, m.status, s.err);
+    cr_expect_str_eq(s.out, m.out, "%s: streamed and in memory differ", what);
+    /* the trace lines, one per run, then what the in-memory path printed */
+    char *rest = s.err;
+    size_t traced = 0, streamed = 0;
+    for (char *nl; !strncmp(rest, "scopeprof ", 10) && (nl = strchr(rest, '\n')); rest = nl + 1) {
+        size_t len = (size_t)(nl - rest);
+        int is_streamed = len > 10 && !strncmp(nl - 10, ": streamed", 10);
+        int is_memory = memmem(rest, len, ": in memory: ", 13) != NULL;
+        if (!is_streamed && !is_memory)
+            break;
+        traced++;
+        streamed += (size_t)is_streamed;
+    }
+    cr_expect_eq(traced, 2, "%s: trace lines %zu\n%s", what, traced, s.err);
+    cr_expect_eq(streamed, want_streamed ? 2u : 0u, "%s: streamed %zu\n%s", what, streamed,
+                 s.err);
+    cr_expect_str_eq(rest, m.err, "%s: messages differ", what);
+    result_free(&s);
+    result_free(&m);
+}
+
+Test(cli_compare, diff_streamed_equals_in_memory)
+{
+    write_side("a_rank00000.h5", 0, 1000);
+    write_side("a_rank00001.h5", 1, 1500);
+    write_side("b_rank00000.h5", 0, 1300);
+    write_side("b_rank00001.h5", 1, 1100);
+    const char *const variants[][12] = {
+        {"diff", "a", "b", NULL},
+        {"diff", "a", "b", "--format", "json", NULL},
+        {"diff", "a", "b", "--by-name", "--format", "json", NULL},
+        {"diff", "a", "b", "--by-name", "--metric", "own", "--format", "csv", NULL},
+        {"diff", "a", "b", "--metric", "p95", "--format", "json", NULL},
+        {"diff", "a", "b", "--metric", "p50", "--format", "csv", NULL},
+        {"diff", "a", "b", "--metric", "own", "--format", "json", NULL},
+        {"diff", "a", "b", "--metric", "mean", "--format", "json", NULL},
+        {"diff", "a", "b", "--metric", "imbalance", "--format", "json", NULL},
+        {"diff", "a", "b", "--exclude", "step", "--metric", "own", "--format", "json", NULL},
+        {"diff", "a", "b", "--min-duration", "0.000001", "--format", "json", NULL},
+        {"diff", "a", "b", "--ranks", "1", "--lanes=worker1,worker2", "--format", "json", NULL},
+        {"diff", "a", "b", "--from", "0.005", "--to", "0.02", "--format", "json", NULL},
+        {"check", "a", "b", "--max-regression", "5", "--metric", "own", NULL},
+        {"check", "a", "b", "--max-regression", "5", "--metric", "p95", "--format", "json",
+         NULL},
+    };
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++)
+        expect_same(variants[v], 1);
+    /* the runs do differ, and the path with 140,000 calls is there */
+    result r = run_env((const char *const[]){"diff", "a", "b", "--metric", "calls", NULL}, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_neq(strstr(r.out, "work > tick"), NULL, "%s", r.out);
+    cr_expect_neq(strstr(r.out, "rec > rec > rec"), NULL, "%s", r.out);
+    result_free(&r);
+}
+
+/* A rank whose calls do not nest: the stream hands the run to the in-memory
+ * path, which leaves the rank out with a note. */
+Test(cli_compare, diff_falls_back_on_a_rank_that_does_not_nest)
+{
+    write_side("a_rank00000.h5", 0, 1000);
+    write_side("b_rank00000.h5", 0, 1200);
+    evs e = {0};
+    add(&e, "main", 0, 1000, 0);
+    add(&e, "solve", 500, 2000, 0); /* overlaps main's end */
+    write_rank("b_rank00001.h5", 1, &e, lanes3);
+    free(e.v);
+    static const char *const trace[] = {"SCOPEPROF_DIFF_TRACE=1", NULL};
+    const char *const args[] = {"diff", "a", "b", "--format", "json", NULL};
+    result s = run_env(args, trace);
+    cr_expect_eq(s.status, 0, "%s", s.err);
+    cr_expect_neq(strstr(s.err, "scopeprof diff: a: streamed\n"), NULL, "%s", s.err);
+    cr_expect_neq(strstr(s.err, "scopeprof diff: b: in memory: "), NULL, "%s", s.err);
+    result_free(&s);
+    result r = run_env((const char *const[]){"diff", "a", "b", NULL}, NULL);
+    cr_expect_neq(strstr(r.out, "rank 1"), NULL, "the note names the rank:\n%s", r.out);
+    result_free(&r);
+    const char *const variants[][8] = {
+        {"diff", "a", "b", "--format", "json", NULL},
+        {"diff", "b", "a", NULL},
+    };
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+        result x = run_env(variants[v], (const char *const[]){"SCOPEPROF_DIFF_IN_MEMORY=1", NULL});
+        result y = run_env(variants[v], NULL);
+        cr_expect_eq(x.status, y.status);
+        cr_expect_str_eq(x.out, y.out, "variant %zu", v);
+        cr_expect_str_eq(x.err, y.err, "variant %zu", v);
+        result_free(&x);
+        result_free(&y);
+    }
+}
+
+/* Ranks with fork edges (OpenMP recorded by the shim): the streamed report
+ * reads such a rank's file alone and hands its grafted calls over whole. */
+Test(cli_compare, diff_of_fork_edges_equals_in_memory)
+{
+    char program[600];
+    snprintf(program, sizeof program, "%s/programs/omp_fork_gomp", TEST_BUILD_DIR);
+    static const char *const env[] = {"ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0",
+                                      "OMP_NUM_THREADS=2", NULL};
+    result r = run_env((const char *const[]){"run", "-o", "omp", "--", program, NULL}, env);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    result_free(&r);
+    r = run_env((const char *const[]){"run", "-o", "omp2", "--", program, NULL}, env);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    result_free(&r);
+    const char *const variants[][8] = {
+        {"diff", "omp_rank00000.h5", "omp2_rank00000.h5", "--format", "json", NULL},
+        {"diff", "omp_rank00000.h5", "omp2_rank00000.h5", "--no-graft", "--format", "json",
+         NULL},
+        {"diff", "omp_rank00000.h5", "omp2_rank00000.h5", "--by-name", NULL},
+    };
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++)
+        expect_same(variants[v], 1);
+}
+
+/* ---- the HTML report (docs/html-report.md) ---------------------------------- */
+
+/* `report ... -o page.html` streamed and in memory: same status, output,
+ * messages and page bytes; the trace says each run streamed. */
+static void expect_same_page(const char *const *args, size_t runs)
+{
+    static const char *const trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
+    char what[512] = "";
+    for (size_t k = 0; args[k]; k++)
+        snprintf(what + strlen(what), sizeof what - strlen(what), " %s", args[k]);
+    remove(in_dir("page.html"));
+    result m = run_env(args, memory);
+    cr_assert_eq(m.status, 0, "%s: %s", what, m.err);
+    char *in_memory = slurp(in_dir("page.html"));
+    remove(in_dir("page.html"));
+    result s = run_env(args, trace);
+    cr_assert_eq(s.status, 0, "%s: %s", what, s.err);
+    char *streamed = slurp(in_dir("page.html"));
+    cr_expect_str_eq(s.out, m.out, "%s", what);
+    size_t traced = 0;
+    for (const char *p = s.err; (p = strstr(p, "scopeprof report: html: ")); p++)
+        traced++;
+    size_t ok = 0;
+    for (const char *p = s.err; (p = strstr(p, "streamed\n")); p++)
+        ok++;
+    cr_expect(traced == runs && ok == runs, "%s: not streamed:\n%s", what, s.err);
+    cr_expect(strlen(streamed) > 1000 && !strcmp(streamed, in_memory),
+              "%s: the page differs streamed / in memory", what);
+    free(streamed);
+    free(in_memory);
+    result_free(&s);
+    result_free(&m);
+}
+
+Test(cli_compare, html_streamed_equals_in_memory)
+{
+    write_side("a_rank00000.h5", 0, 1000);
+    write_side("a_rank00001.h5", 1, 1500);
+    write_side("b_rank00000.h5", 0, 1300);
+    const char *const variants[][12] = {
+        {"report", "a_rank00000.h5", "a_rank00001.h5", "-o", "page.html", NULL},
+        {"report", "a_rank00000.h5", "a_rank00001.h5", "--include", "work|rec", "-o",
+         "page.html", NULL},
+        {"report", "a_rank00000.h5", "a_rank00001.h5", "--exclude", "work", "-o", "page.html",
+         NULL},
+        {"report", "a_rank00000.h5", "a_rank00001.h5", "--min-duration", "0.000001", "-o",
+         "page.html", NULL},
+        {"report", "a_rank00000.h5", "a_rank00001.h5", "--ranks", "1", "-o", "page.html", NULL},
+        {"report", "a_rank00000.h5", "a_rank00001.h5", "--lanes=worker1,worker2", "-o",
+         "page.html", NULL},
+        {"report", "a_rank00000.h5", "a_rank00001.h5", "--from", "0.005", "--to", "0.02", "-o",
+         "page.html", NULL},
+    };
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++)
+        expect_same_page(variants[v], 1);
+    expect_same_page((const char *const[]){"report", "a_rank00000.h5", "a_rank00001.h5",
+                                           "--compare", "b_rank00000.h5", "-o", "page.html",
+                                           NULL},
+                     2);
+}
+
+/* OpenMP recorded by the shim: fork edges; the page's tree is not grafted
+ * (html_model.c), the report's tables are. */
+Test(cli_compare, html_of_fork_edges_equals_in_memory)
+{
+    char program[600];
+    snprintf(program, sizeof program, "%s/programs/omp_fork_gomp", TEST_BUILD_DIR);
+    static const char *const env[] = {"ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0",
+                                      "OMP_NUM_THREADS=2", NULL};
+    result r = run_env((const char *const[]){"run", "-o", "omp", "--", program, NULL}, env);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    result_free(&r);
+    expect_same_page((const char *const[]){"report", "omp_rank00000.h5", "-o", "page.html", NULL},
+                     1);
+    expect_same_page((const char *const[]){"report", "omp_rank00000.h5", "--no-graft", "-o",
+                                           "page.html", NULL},
+                     1);
+}
