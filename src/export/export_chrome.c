@@ -373,7 +373,8 @@ int sp_export_chrome_stream(FILE *out, const sp_run_source *src, const sp_export
     chrome_pass p = {.options = options};
     sp_json j;
     p.j = &j;
-    int rc = sx_run_begin(&p.run, src, options, why, whylen);
+    /* MPI messages become flows: the in-memory path pairs them */
+    int rc = sx_run_begin(&p.run, src, options, 1, why, whylen);
     if (rc == 0 && options && options->call_args &&
         (sx_run_any_column(&p.run, SP_H5_COL_GPU) || sx_run_any_await(&p.run))) {
         snprintf(why, whylen, "--call-args with GPU or await columns");

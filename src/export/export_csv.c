@@ -226,7 +226,7 @@ int sp_export_csv_stream(FILE *out, const sp_run_source *src, const sp_export_op
 {
     csv_pass p = {.out = out};
     p.spill.fd = -1;
-    int rc = sx_run_begin(&p.run, src, options, why, whylen);
+    int rc = sx_run_begin(&p.run, src, options, 0, why, whylen);
     if (rc == 0 && sx_spill_open(&p.spill) < 0) {
         snprintf(why, whylen, "no temporary file for the exclusive times (TMPDIR)");
         rc = 1;

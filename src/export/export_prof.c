@@ -537,7 +537,8 @@ int sp_prof_stream_open(sp_prof_stream **out, const struct sp_run_source *src,
     *out = NULL;
     *ranks = NULL;
     *num_ranks = 0;
-    const char *reason = sp_run_source_unstreamable(src);
+    /* (MPI columns are not part of this output: the stream leaves them) */
+    const char *reason = sp_run_source_unstreamable_calls(src);
     if (reason) {
         snprintf(why, whylen, "%s", reason);
         return 1;

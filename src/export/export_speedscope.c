@@ -354,7 +354,7 @@ int sp_export_speedscope_stream(FILE *out, const sp_run_source *src,
     speedscope_pass p = {.frames = &f, .origin = INT64_MAX};
     sp_json j;
     p.j = &j;
-    int rc = sx_run_begin(&p.run, src, options, why, whylen);
+    int rc = sx_run_begin(&p.run, src, options, 0, why, whylen);
     sx_lanes *lanes = NULL;
     if (rc == 0 && (frames_alloc(&f, src->profile->num_names) < 0 ||
                     !(lanes = calloc((size_t)p.run.num_ranks + 1, sizeof *lanes))))

@@ -839,7 +839,8 @@ int sp_flame_chart_stream(FILE *out, const struct sp_run_source *src,
 {
     const sp_profile *profile = src->profile;
     const sp_selection *sel = options ? options->selection : NULL;
-    const char *reason = sp_run_source_unstreamable(src);
+    /* (MPI columns are not part of this output: the stream leaves them) */
+    const char *reason = sp_run_source_unstreamable_calls(src);
     if (reason) {
         snprintf(why, whylen, "%s", reason);
         return 1;

@@ -127,7 +127,8 @@ int sp_path_tree_stream(sp_path_tree *tree, const sp_run_source *src, const sp_s
                         int with_ranks, uint64_t *calls, char *why, size_t whylen)
 {
     *calls = 0;
-    const char *reason = sp_run_source_unstreamable(src);
+    /* (MPI columns are not part of this output: the stream leaves them) */
+    const char *reason = sp_run_source_unstreamable_calls(src);
     if (reason) {
         snprintf(why, whylen, "%s", reason);
         return 1;

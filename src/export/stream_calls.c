@@ -12,13 +12,14 @@
 /* ---- the run -------------------------------------------------------------- */
 
 int sx_run_begin(sx_run *run, const sp_run_source *src, const sp_export_options *options,
-                 char *why, size_t whylen)
+                 int reads_mpi, char *why, size_t whylen)
 {
     memset(run, 0, sizeof *run);
     run->raw_first = INT64_MAX;
     run->src = src;
     run->profile = src->profile;
-    const char *reason = sp_run_source_unstreamable(src);
+    const char *reason =
+        reads_mpi ? sp_run_source_unstreamable(src) : sp_run_source_unstreamable_calls(src);
     if (reason) {
         snprintf(why, whylen, "%s", reason);
         return 1;

@@ -32,11 +32,13 @@ typedef struct sx_run {
 } sx_run;
 
 /* The checks every streamed export makes before reading calls: a run the
- * stream takes, the selection's filter, the selected ranks, the reader's
- * checks of the ranks not selected and of the files with fork edges.
+ * stream takes (reads_mpi: a format that shows MPI columns, which the
+ * stream does not read, takes no run that has them), the selection's
+ * filter, the selected ranks, the reader's checks of the ranks not
+ * selected and of the files with fork edges.
  * 0; 1 (export in memory: why); -1 out of memory. */
 int sx_run_begin(sx_run *run, const sp_run_source *src, const sp_export_options *options,
-                 char *why, size_t whylen);
+                 int reads_mpi, char *why, size_t whylen);
 void sx_run_end(sx_run *run);
 /* Prepare the filter and the row lookup for `rank`. */
 void sx_run_rank(sx_run *run, uint32_t rank);

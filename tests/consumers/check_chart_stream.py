@@ -93,7 +93,9 @@ for name, files in all_inputs:
 export_scattered = scattered_input()
 chart("scattered", export_scattered)
 chart("scattered", export_scattered, "--min-duration", "0.0000005")
-for must in ("synthetic", "threads", "basic", "big") + (("omp",) if omp else ()):
+# (MPI columns are not drawn: a run with them streams too)
+mpi = ("mpi",) if "mpi" in dict(all_inputs) else ()
+for must in ("synthetic", "threads", "basic", "big") + (("omp",) if omp else ()) + mpi:
     if must not in STREAMED:
         fail(f"{must}: flame --chart did not stream (streamed: {sorted(STREAMED)})")
 # standard output: in memory, the same document

@@ -104,7 +104,9 @@ for name, files in all_inputs:
 scattered = scattered_input()
 export("scattered", scattered)
 export("scattered", scattered, "--no-call-paths")
-for must in ("synthetic", "threads", "basic") + (("omp",) if omp else ()):
+# MPI columns are not part of a pstats file: a run with them streams too
+mpi = ("mpi",) if "mpi" in dict(all_inputs) else ()
+for must in ("synthetic", "threads", "basic") + (("omp",) if omp else ()) + mpi:
     if must not in STREAMED:
         fail(f"{must}: export prof did not stream (streamed: {sorted(STREAMED)})")
 print(f"ok: streamed: {sorted(STREAMED)}")
