@@ -134,6 +134,12 @@ int sp_stream_rank_with(const sp_run_source *src, uint32_t rank, int64_t clock_o
                         const sp_call_visitor *visitor, const sp_stream_options *options,
                         sp_rank_stream_info *info, char *why, size_t whylen);
 
+/* sp_stream_rank keeps the last file's event reader open for the next rank
+ * (its chunk cache serves the ranks of a merged file that share chunks):
+ * close it, if it belongs to src (NULL: whichever).  sp_run_source_close
+ * calls it; call it before fork(). */
+void sp_stream_release_reader(const sp_run_source *src);
+
 /* `validate` of one file in bounded memory: 0 when every check the full
  * checker makes passes (nesting required); 1 when the file has a problem or
  * something this path does not check (then run sp_h5_check, which lists

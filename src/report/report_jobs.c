@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "report/report_jobs.h"
+#include "scopeprof/stream.h"
 
 typedef struct result_header {
     int32_t status;           /* 0 tree follows, 1 fall back (why follows), -1 failure */
@@ -171,6 +172,8 @@ int sp_report_jobs_start(sp_report_jobs *jobs, sp_report *report, const sp_repor
         return -1;
     for (size_t w = 0; w < jobs->count; w++)
         jobs->fd[w] = -1;
+    /* no HDF5 file open across fork(): the workers open their own */
+    sp_stream_release_reader(NULL);
     for (size_t w = 0; w < jobs->count; w++) {
         int p[2];
         if (pipe(p) != 0)

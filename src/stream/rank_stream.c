@@ -842,6 +842,51 @@ int sp_stream_rank(const sp_run_source *src, uint32_t rank, int64_t clock_offset
     return sp_stream_rank_with(src, rank, clock_offset, visitor, NULL, info, why, whylen);
 }
 
+/* One file's event reader is kept open from one rank to the next: the
+ * ranks of a merged file share chunks (a 16,384-event chunk holds the
+ * calls of many small ranks), and the reader's chunk cache then
+ * decompresses each chunk about once instead of once per rank.  Released
+ * when its run source closes, or before report workers fork
+ * (sp_stream_release_reader). */
+static struct {
+    const sp_run_source *src;
+    long file;
+    size_t cache;
+    char *path;              /* a source not closed must not pass for a new one */
+    sp_h5_event_reader *reader;
+} kept;
+
+static sp_h5_event_reader *kept_reader(const sp_run_source *src, long file, size_t cache)
+{
+    if (kept.reader && kept.src == src && kept.file == file && kept.cache == cache &&
+        !strcmp(kept.path, src->paths[file]))
+        return kept.reader;
+    sp_stream_release_reader(NULL);
+    char err[256];
+    kept.path = strdup(src->paths[file]);
+    kept.reader = kept.path ? sp_h5_event_reader_open(src->paths[file], &src->shapes[file], cache,
+                                                      err, sizeof err)
+                            : NULL;
+    if (!kept.reader) {
+        free(kept.path);
+        kept.path = NULL;
+        return NULL;
+    }
+    kept.src = src;
+    kept.file = file;
+    kept.cache = cache;
+    return kept.reader;
+}
+
+void sp_stream_release_reader(const sp_run_source *src)
+{
+    if (!kept.reader || (src && kept.src != src))
+        return;
+    sp_h5_event_reader_close(kept.reader);
+    free(kept.path);
+    memset(&kept, 0, sizeof kept);
+}
+
 int sp_stream_rank_with(const sp_run_source *src, uint32_t rank, int64_t clock_offset,
                         const sp_call_visitor *visitor, const sp_stream_options *options,
                         sp_rank_stream_info *info, char *why, size_t whylen)
@@ -872,8 +917,7 @@ int sp_stream_rank_with(const sp_run_source *src, uint32_t rank, int64_t clock_o
     int rc = buf ? lane_keys(&st) : give_up(&st, "out of memory");
     if (rc == 0) {
         size_t cache = chunk > st.window ? (size_t)chunk * 8 * 8 : (size_t)4 << 20;
-        char err[256];
-        st.reader = sp_h5_event_reader_open(src->paths[file], st.shape, cache, err, sizeof err);
+        st.reader = kept_reader(src, file, cache);
         if (!st.reader)
             rc = give_up(&st, "event columns cannot be opened");
     }
@@ -904,7 +948,7 @@ int sp_stream_rank_with(const sp_run_source *src, uint32_t rank, int64_t clock_o
         rc = -1;
     else if (rc == 0 && st.crossed)
         rc = rows_of_crossed_rank(&st);
-    sp_h5_event_reader_close(st.reader);
+    /* st.reader stays open for the next rank of the file (kept_reader) */
     free(st.runs);
     free(st.cursors);
     free(st.slab);

@@ -24,6 +24,7 @@ int sp_run_source_open(sp_run_source *src, const char *const *args, size_t count
 
 void sp_run_source_close(sp_run_source *src)
 {
+    sp_stream_release_reader(src);
     if (src->profile)
         sp_profile_free(src->profile);
     sp_run_inputs_free(src->paths, (long)src->num_paths);
