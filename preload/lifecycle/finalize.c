@@ -386,8 +386,42 @@ static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
  * (nor the writer's HDF5 in the middle of a file). */
 pthread_mutex_t *const sp_write_lock = &write_lock;
 
+/* An OpenMP worker ends its share of a parallel region when it reaches the
+ * region's closing barrier, but a runtime may let the primary thread leave
+ * that barrier (and the program exit) a moment before the worker's callback
+ * has run (seen with libomp's nested teams on a loaded machine): its call
+ * would then be dropped as still open.  At exit, give such workers up to
+ * 20 ms to close their calls. */
+static int omp_worker_still_open(struct sp_profiler *p)
+{
+    int open = 0;
+    pthread_mutex_lock(&p->lock);
+    for (struct sp_lane *lane = p->lanes; lane && !open; lane = lane->next_in_profiler) {
+        pthread_mutex_lock(&lane->lock);
+        int busy = !SP_LOAD(lane->retired) && sp_lane_depth(lane) > 0;
+        pthread_mutex_unlock(&lane->lock);
+        if (!busy)
+            continue;
+        pthread_mutex_lock(&sp_threads_lock);
+        open = lane->thread->alive && !strcmp(lane->thread->kind, "openmp");
+        pthread_mutex_unlock(&sp_threads_lock);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return open;
+}
+
+static void let_omp_workers_close(struct sp_profiler *p)
+{
+    for (int waited = 0; waited < 20 && omp_worker_still_open(p); waited++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+}
+
 int sp_profiler_write(struct sp_profiler *p, int final, const char *why)
 {
+    if (final)
+        let_omp_workers_close(p);
     int64_t finalize_ns = sp_clock_ns();
     pthread_mutex_lock(&write_lock);
     if (!SP_LOAD(p->active)) {
