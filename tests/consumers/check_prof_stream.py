@@ -14,7 +14,7 @@ import pstats
 import shutil
 import subprocess
 
-from common import HERE, SCOPEPROF, fail, inputs, workdir
+from common import SCOPEPROF, fail, scattered_input, stream_inputs, workdir
 
 d = workdir("prof-stream")
 STREAMED = set()
@@ -68,40 +68,13 @@ def export(name, files, *options):
     shutil.rmtree(m_dir)
 
 
-def omp_input():
-    exe = os.path.join(os.environ["SCOPEPROF_PROGRAMS"], "omp_fork_gomp")
-    if not os.access(exe, os.X_OK):
-        return None
-    run = os.path.join(d, "run-omp")
-    os.makedirs(run, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SCOPE_PROFILER_")}
-    env.update(LD_PRELOAD=os.environ["SCOPEPROF_SHIM"], OMP_NUM_THREADS="2",
-               SCOPE_PROFILER_OUTPUT=os.path.join(run, "omp"))
-    subprocess.run([exe], cwd=run, env=env, check=True, capture_output=True, timeout=120)
-    return [os.path.join(run, "omp_rank00000.h5")]
-
-
-
-def scattered_input():
-    """A gen_calls.py file whose rows hold their calls in reverse time order:
-    the stream replays such a rank from memory (every enter, then every
-    exit), which these exports must notice (they need the calls nested)."""
-    path = os.path.join(d, "scattered.h5")
-    subprocess.run(["/usr/bin/python3", os.path.join(HERE, "..", "..", "scripts", "bench",
-                                                     "gen_calls.py"), path, "1200000",
-                    "--scattered"], check=True)
-    return [path]
-
-all_inputs = [(name, files) for name, files, _ in inputs(d)]
-omp = omp_input()
-if omp:
-    all_inputs.append(("omp", omp))
+all_inputs, omp = stream_inputs(d)
 for name, files in all_inputs:
     for options in VARIANTS:
         export(name, files, *options)
         export(name, files, *options, "--no-call-paths")
 # call paths stream (the tree takes the calls in any order), by name not
-scattered = scattered_input()
+scattered = scattered_input(d)
 export("scattered", scattered)
 export("scattered", scattered, "--no-call-paths")
 # MPI columns are not part of a pstats file: a run with them streams too

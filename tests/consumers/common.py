@@ -150,3 +150,40 @@ def chromium_args(d):
     return ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
             "--disable-background-networking", "--disable-component-update", "--disable-sync",
             "--user-data-dir=" + os.path.join(d, "chromium-profile")]
+
+
+# ---- inputs of the streamed-export checks -----------------------------------
+
+def omp_input(d):
+    """An OpenMP run under the shim (fork edges), or None without the program."""
+    exe = os.path.join(os.environ["SCOPEPROF_PROGRAMS"], "omp_fork_gomp")
+    if not os.access(exe, os.X_OK):
+        return None
+    run = os.path.join(d, "run-omp")
+    os.makedirs(run, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCOPE_PROFILER_")}
+    env.update(LD_PRELOAD=os.environ["SCOPEPROF_SHIM"], OMP_NUM_THREADS="2",
+               SCOPE_PROFILER_OUTPUT=os.path.join(run, "omp"))
+    subprocess.run([exe], cwd=run, env=env, check=True, capture_output=True, timeout=120)
+    return [os.path.join(run, "omp_rank00000.h5")]
+
+
+def scattered_input(d):
+    """A gen_calls.py file whose rows hold their calls in reverse time order:
+    the stream replays such a rank from memory (every enter, then every
+    exit), which exports that need the calls nested must notice."""
+    path = os.path.join(d, "scattered.h5")
+    subprocess.run(["/usr/bin/python3", os.path.join(HERE, "..", "..", "scripts", "bench",
+                                                     "gen_calls.py"), path, "1200000",
+                    "--scattered"], check=True)
+    return [path]
+
+
+def stream_inputs(d):
+    """(name, files) of every input, the OpenMP run included when built;
+    and that run's files (or None)."""
+    found = [(name, files) for name, files, _ in inputs(d)]
+    omp = omp_input(d)
+    if omp:
+        found.append(("omp", omp))
+    return found, omp
