@@ -196,6 +196,24 @@ static __attribute__((noinline)) void every_256_exits(struct sp_lane *lane, int6
     }
 }
 
+/* A completed call that leaves no event (ON_FULL=stop reached, or no
+ * memory for it): what the statistics need is counted live. */
+static void count_live(struct sp_lane *lane, uint32_t region, int64_t d, int64_t now)
+{
+    if (region >= lane->num_counters && sp_lane_grow_counters(lane, region) != 0)
+        return; /* out of memory: this call is lost, the others are not */
+    struct sp_counters *c = &lane->counters[region];
+    if (!c->dropped || d < c->dropped_min)
+        SP_STORE(c->dropped_min, d);
+    if (d > c->dropped_max)
+        SP_STORE(c->dropped_max, d);
+    SP_STORE(c->dropped, c->dropped + 1);
+    SP_STORE(c->dropped_ns, c->dropped_ns + d);
+    uint32_t exits = ++lane->exits;
+    if ((exits & SP_CPU_SAMPLE_MASK) == SP_CPU_SAMPLE_MASK)
+        every_256_exits(lane, now, 0);
+}
+
 /* Close the open call at stack position pos with end time `now` (any
  * call: the fast path in sp_end inlines the plain case). */
 static void end_call(struct sp_lane *lane, uint32_t pos, int64_t now)
@@ -212,21 +230,8 @@ static void end_call(struct sp_lane *lane, uint32_t pos, int64_t now)
         remove_from_stack(lane, pos, depth);
     sp_lane_set_depth(lane, depth - 1);
 
-    int64_t d = now - start;
     if (SP_UNLIKELY(lane->stopped)) {
-        /* No event: what the statistics need is counted live. */
-        if (region >= lane->num_counters && sp_lane_grow_counters(lane, region) != 0)
-            return; /* out of memory: this call is lost, the others are not */
-        struct sp_counters *c = &lane->counters[region];
-        if (!c->dropped || d < c->dropped_min)
-            SP_STORE(c->dropped_min, d);
-        if (d > c->dropped_max)
-            SP_STORE(c->dropped_max, d);
-        SP_STORE(c->dropped, c->dropped + 1);
-        SP_STORE(c->dropped_ns, c->dropped_ns + d);
-        uint32_t exits = ++lane->exits;
-        if ((exits & SP_CPU_SAMPLE_MASK) == SP_CPU_SAMPLE_MASK)
-            every_256_exits(lane, now, 0);
+        count_live(lane, region, now - start, now);
         return;
     }
     struct sp_slot *e = lane->next;
@@ -238,7 +243,9 @@ static void end_call(struct sp_lane *lane, uint32_t pos, int64_t now)
     } else if (sp_chunk_add_wide(lane->tail, now, region, task) == 0) {
         SP_STORE(e->region, SP_SLOT_WIDE);
     } else {
-        return; /* no memory for its entry: this call is lost, the others are not */
+        /* no memory for its wide entry: counted, as ON_FULL=stop counts */
+        count_live(lane, region, now - start, now);
+        return;
     }
     SP_STORE(e->start, start);
     SP_STORE(e->end_low, (uint32_t)now);
