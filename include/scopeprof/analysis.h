@@ -62,6 +62,9 @@ extern const char sp_selection_help[];
 int sp_selection_has_rank(const sp_selection *sel, uint32_t rank);
 /* Region name passes --include / --exclude. */
 int sp_selection_keeps_region(const sp_selection *sel, const char *name);
+/* A selection's seconds (--from, --to, --min-duration) as ns, rounded,
+ * saturated at the int64 range: every path applies them alike. */
+int64_t sp_selection_seconds_to_ns(double s);
 /* Any per-call filter (region, time, duration) set? */
 int sp_selection_filters_calls(const sp_selection *sel);
 /* Lane passes --lanes (always true without --lanes). */

@@ -174,7 +174,7 @@ static int lane_kept(const sp_profile *p, uint32_t rank, const sp_selection *sel
     return keep;
 }
 
-static int64_t seconds_to_ns(double s)
+int64_t sp_selection_seconds_to_ns(double s)
 {
     double ns = s * 1e9;
     if (ns > 9.2e18)
@@ -208,9 +208,9 @@ static int call_filter_init(call_filter *f, const sp_profile *p, const sp_select
     for (size_t r = 0; r < p->num_names; r++)
         f->region_keep[r] = (unsigned char)sp_selection_keeps_region(sel, p->names[r]);
     int64_t origin = sp_profile_origin_ns(p);
-    f->from = sel->has_from ? origin + seconds_to_ns(sel->from_s) : INT64_MIN;
-    f->to = sel->has_to ? origin + seconds_to_ns(sel->to_s) : INT64_MAX;
-    f->min_dur = sel->has_min_duration ? seconds_to_ns(sel->min_duration_s) : INT64_MIN;
+    f->from = sel->has_from ? origin + sp_selection_seconds_to_ns(sel->from_s) : INT64_MIN;
+    f->to = sel->has_to ? origin + sp_selection_seconds_to_ns(sel->to_s) : INT64_MAX;
+    f->min_dur = sel->has_min_duration ? sp_selection_seconds_to_ns(sel->min_duration_s) : INT64_MIN;
     return 0;
 }
 

@@ -2,23 +2,11 @@
  * of what a streamed export does not write (stream_filter.h). */
 #include "stream_filter.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "scopeprof/h5.h"
-
-/* As rank_calls.c rounds the selection's seconds. */
-static int64_t seconds_to_ns(double s)
-{
-    double ns = s * 1e9;
-    if (ns > 9.2e18)
-        return INT64_MAX;
-    if (ns < -9.2e18)
-        return INT64_MIN;
-    return (int64_t)llround(ns);
-}
 
 int sp_stream_filter_init(sp_stream_filter *f, const sp_run_source *src, const sp_selection *sel,
                           char *why, size_t whylen)
@@ -34,10 +22,10 @@ int sp_stream_filter_init(sp_stream_filter *f, const sp_run_source *src, const s
                  "--from / --to without metadata start_time_ns (the origin is the first event)");
         return 1;
     }
-    f->from = sel && sel->has_from ? origin + seconds_to_ns(sel->from_s) : INT64_MIN;
-    f->to = sel && sel->has_to ? origin + seconds_to_ns(sel->to_s) : INT64_MAX;
+    f->from = sel && sel->has_from ? origin + sp_selection_seconds_to_ns(sel->from_s) : INT64_MIN;
+    f->to = sel && sel->has_to ? origin + sp_selection_seconds_to_ns(sel->to_s) : INT64_MAX;
     f->min_duration =
-        sel && sel->has_min_duration ? seconds_to_ns(sel->min_duration_s) : INT64_MIN;
+        sel && sel->has_min_duration ? sp_selection_seconds_to_ns(sel->min_duration_s) : INT64_MIN;
     f->region_keep = malloc(profile->num_names ? profile->num_names : 1);
     if (!f->region_keep)
         return -1;

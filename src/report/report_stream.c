@@ -449,16 +449,6 @@ static void thread_calls_streamed(void *ctx, uint32_t rank, uint64_t *counts, in
     }
 }
 
-static int64_t seconds_to_ns(double s)
-{
-    double ns = s * 1e9;
-    if (ns > 9.2e18)
-        return INT64_MAX;
-    if (ns < -9.2e18)
-        return INT64_MIN;
-    return (int64_t)llround(ns);
-}
-
 /* The in-memory reader checks every rank of a file, selected or not: so
  * does the streamed path, without building anything.  0, or 1 (why set). */
 static int check_unselected_ranks(const sp_run_source *src, const sp_report *report, char *why,
@@ -552,13 +542,13 @@ int sp_report_build_stream(const sp_run_source *src, const sp_report_options *op
         c.region_keep[r] =
             (unsigned char)sp_selection_keeps_region(opt->selection, profile->names[r]);
     const sp_selection *sel = opt->selection;
-    c.min_duration = sel && sel->has_min_duration ? seconds_to_ns(sel->min_duration_s)
+    c.min_duration = sel && sel->has_min_duration ? sp_selection_seconds_to_ns(sel->min_duration_s)
                                                   : INT64_MIN;
     c.sel = sel;
     c.window = sel && (sel->has_from || sel->has_to);
     int64_t origin = sp_profile_origin_ns(profile);
-    c.from = sel && sel->has_from ? origin + seconds_to_ns(sel->from_s) : INT64_MIN;
-    c.to = sel && sel->has_to ? origin + seconds_to_ns(sel->to_s) : INT64_MAX;
+    c.from = sel && sel->has_from ? origin + sp_selection_seconds_to_ns(sel->from_s) : INT64_MIN;
+    c.to = sel && sel->has_to ? origin + sp_selection_seconds_to_ns(sel->to_s) : INT64_MAX;
     /* report.c's run_wall rounds without clamping */
     c.wall_from = sel && sel->has_from ? origin + (int64_t)llround(sel->from_s * 1e9) : INT64_MIN;
     c.wall_to = sel && sel->has_to ? origin + (int64_t)llround(sel->to_s * 1e9) : INT64_MAX;
