@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Comparing runs end to end (`scopeprof diff`, `check`, `flame --diff`):
 tests/programs/compare_work runs under the shim, some runs with one region
-doing 20 % more work (SCOPEPROF_TEST_SLOWER), and the commands are judged on
+doing 40 % more work (SCOPEPROF_TEST_SLOWER), and the commands are judged on
 their exit status, their JSON and CSV (parsed) and the differential SVG
 (parsed as XML).
 
@@ -100,32 +100,36 @@ with tempfile.TemporaryDirectory() as tmp:
     a, b = [], []
     for i in range(3):
         a.append(run_program(tmp, f"a{i}"))
-        b.append(run_program(tmp, f"b{i}", {"SCOPEPROF_TEST_SLOWER": "assemble"}))
+        b.append(run_program(tmp, f"b{i}", {"SCOPEPROF_TEST_SLOWER": "assemble:40"}))
 
-    # ---- the gate: a 20 % slowdown of one region is flagged, that region only
-    r = sp("check", "--baseline", *a, "--candidate", *b, "--max-regression", "10",
+    # ---- the gate: a 40 % slowdown of one region is flagged, that region only
+    # at a 25 % gate.  assemble is half of main's time, so main and solve
+    # move by half as much (+20 %); the gate sits between the two.  (Before,
+    # 20 % planted at a 10 % gate: main once measured +10.1 % under ASan with
+    # the other core busy, and was flagged too.)
+    r = sp("check", "--baseline", *a, "--candidate", *b, "--max-regression", "25",
            "--metric", "p50")
     check(r.returncode == 1, f"check A1-3 vs B1-3 (p50): exit {r.returncode}\n{r.stdout}{r.stderr}")
     lines = regression_lines(r.stdout)
     check(len(lines) == 1 and lines[0].startswith(f"REGRESSION  {SLOW}:"),
           f"check names exactly {SLOW}: {lines}\n{r.stdout}")
     # one run per side: the median's interval comes from the calls alone
-    r = sp("check", a[0], b[0], "--max-regression", "10", "--metric", "p50")
+    r = sp("check", a[0], b[0], "--max-regression", "25", "--metric", "p50")
     check(r.returncode == 1, f"check A1 B1 (p50): exit {r.returncode}\n{r.stdout}{r.stderr}")
     lines = regression_lines(r.stdout)
     check(len(lines) == 1 and lines[0].startswith(f"REGRESSION  {SLOW}:"),
           f"check A1 B1 names exactly {SLOW}: {lines}\n{r.stdout}")
     # the JSON verdict says the same
-    r = sp("check", "--baseline", *a, "--candidate", *b, "--max-regression", "10",
+    r = sp("check", "--baseline", *a, "--candidate", *b, "--max-regression", "25",
            "--metric", "p50", "--format", "json")
     doc = json.loads(r.stdout)
     flagged = [g["key"] for g in doc["regions"] if g["flagged"]]
     check(r.returncode == 1 and flagged == [SLOW] and doc["flagged"] == 1,
           f"check --format json: exit {r.returncode}, flagged {flagged}")
-    check(doc["max_regression_pct"] == 10 and doc["scopeprof"] == "check",
+    check(doc["max_regression_pct"] == 25 and doc["scopeprof"] == "check",
           f"check json header: {doc.get('max_regression_pct')} {doc.get('scopeprof')}")
     slow = next(g for g in doc["regions"] if g["key"] == SLOW)
-    check(slow["noise"] == "runs" and slow["pct_low"] > 10 and 15 < slow["pct"] < 25,
+    check(slow["noise"] == "runs" and slow["pct_low"] > 25 and 25 < slow["pct"] < 60,
           f"slowed region: {slow}")
 
     # ---- three runs of the same program: nothing flagged at 10 %
