@@ -12,9 +12,14 @@
  * kernel's defrag policy "madvise" a fault on a fragmented machine compacts
  * memory first, which was measured here at several milliseconds per arena,
  * three times the cost it saves.  SCOPE_PROFILER_HUGE_PAGES=auto (default)
- * therefore measures: the first arena is tried with huge pages, the second
- * without, and later ones use whichever cost less (next_kind).  "on" always
- * asks for huge pages, "off" never.
+ * therefore measures: arenas start on small pages, huge pages are tried
+ * after FIRST_PROBE_WAIT of them (64 MiB of events), and later arenas use
+ * whichever kind cost less (next_kind).  Small pages first because a huge
+ * page can cost several times 512 small ones here (measured 4-7 ms against
+ * 1.1-1.6 ms per arena: the host backs a fresh 2 MiB block page by page),
+ * and a run that records less than 64 MiB should not pay for the gamble;
+ * one lost probe then costs at most about an eighth of what the run has
+ * already spent on memory.  "on" always asks for huge pages, "off" never.
  *
  * A lane's first chunk stays lazily mapped (sp_chunk_new): a thread that
  * records a few calls costs two pages, not 68 KiB.  Arenas are shared by all
@@ -37,7 +42,7 @@
 
 #define ARENA_BYTES ((size_t)2 << 20)
 #define CHUNKS_PER_ARENA (ARENA_BYTES / sizeof(struct sp_chunk))
-#define FIRST_PROBE_WAIT 8
+#define FIRST_PROBE_WAIT 32
 #define MAX_PROBE_WAIT 4096
 
 enum { KIND_PLAIN = 0, KIND_HUGE = 1 };
@@ -98,11 +103,12 @@ static int thp_possible(void)
     return possible;
 }
 
-/* Which kind the next arena is.  Auto: each kind is measured once, then
- * the cheaper (by its running mean) is used, and the other is tried again
- * after probe_wait arenas, the wait doubling after each try that did not
- * change the choice: a costly try (a compacting kernel, milliseconds) is
- * paid ever more rarely, and a cheaper time (memory freed) is noticed. */
+/* Which kind the next arena is.  Auto: small pages are measured first,
+ * huge pages once probe_wait arenas have been made; then the cheaper (by
+ * its running mean) is used, and the other is tried again after
+ * probe_wait arenas, the wait doubling after each try that did not change
+ * the choice: a costly try (a compacting kernel, milliseconds) is paid
+ * ever more rarely, and a cheaper time (memory freed) is noticed. */
 static int next_kind(void)
 {
     if (sp_cfg.huge_pages == SP_HUGE_OFF || !thp_possible())
@@ -111,12 +117,13 @@ static int next_kind(void)
         return KIND_HUGE;
     pool_lock();
     int kind;
-    if (!pool.cost[KIND_HUGE]) {
-        kind = KIND_HUGE;
-    } else if (!pool.cost[KIND_PLAIN]) {
+    if (!pool.cost[KIND_PLAIN]) {
         kind = KIND_PLAIN;
     } else {
-        int best = pool.cost[KIND_HUGE] <= pool.cost[KIND_PLAIN] ? KIND_HUGE : KIND_PLAIN;
+        /* Huge pages not measured yet count as the dearer kind. */
+        int best = pool.cost[KIND_HUGE] && pool.cost[KIND_HUGE] <= pool.cost[KIND_PLAIN]
+                       ? KIND_HUGE
+                       : KIND_PLAIN;
         if (best != pool.best) {
             pool.best = best;
             pool.probe_wait = FIRST_PROBE_WAIT;
