@@ -468,7 +468,7 @@ static int disk_nearly_full(struct spill_file *f)
     uint64_t total = (uint64_t)vfs.f_blocks * vfs.f_frsize;
     uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
     uint64_t reserve = total / 20 < ((uint64_t)1 << 30) ? total / 20 : ((uint64_t)1 << 30);
-    if (avail >= reserve + sizeof(struct sp_chunk))
+    if (avail >= reserve + SP_CHUNK_BYTES)
         return 0;
     sp_log("the disk holding the spill file %s is nearly full; recording of timeline events "
            "stops at the memory cap, call counts stay exact", f->path ? f->path : "");
@@ -482,7 +482,7 @@ int sp_spill_on_full_chunk(struct sp_lane *lane, int64_t now)
     int stop = sp_cfg.on_full == SP_ON_FULL_STOP;
     /* head and head_skip change only on this thread (or under sp_reset). */
     int spilled_whole_tail = lane->head == lane->tail && lane->head_skip == SP_CHUNK_EVENTS;
-    uint64_t need = __atomic_load_n(&sp_buffer_bytes, __ATOMIC_RELAXED) + sizeof(struct sp_chunk);
+    uint64_t need = __atomic_load_n(&sp_buffer_bytes, __ATOMIC_RELAXED) + SP_CHUNK_BYTES;
     if (stop)
         need += __atomic_load_n(&spilled_bytes, __ATOMIC_RELAXED);
     if (stop && need > sp_cfg.max_memory) {

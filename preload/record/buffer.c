@@ -75,14 +75,19 @@ int sp_lane_grow_counters(struct sp_lane *lane, uint32_t region)
 
 struct sp_chunk *sp_chunk_new(void)
 {
-    /* Fresh pages are zero and only touched as events are written: a
-     * lane's first chunk costs a page until it records more. */
-    void *m = mmap(NULL, sizeof(struct sp_chunk), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-    struct sp_chunk *chunk = m == MAP_FAILED ? NULL : m;
-    if (chunk) {
-        chunk->events = chunk->slots;
-        __atomic_add_fetch(&sp_buffer_bytes, sizeof *chunk, __ATOMIC_RELAXED);
+    struct sp_chunk *chunk = sp_chunk_header_new();
+    if (!chunk)
+        return NULL;
+    /* Faulted in at once (one system call): a lane that records at all
+     * soon writes most of its first chunk. */
+    void *m = mmap(NULL, SP_CHUNK_BYTES, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (m == MAP_FAILED) {
+        sp_chunk_header_free(chunk);
+        return NULL;
     }
+    chunk->events = m;
+    __atomic_add_fetch(&sp_buffer_bytes, SP_CHUNK_BYTES, __ATOMIC_RELAXED);
     return chunk;
 }
 
@@ -99,10 +104,11 @@ void sp_chunk_free(struct sp_chunk *k)
 {
     free_await(k);
     sp_chunk_free_wide(k);
-    if (k->events != k->slots)
+    if (k->small)
         return; /* a retired lane's small chunk (see small_chunk): kept */
-    munmap(k, sizeof *k);
-    __atomic_sub_fetch(&sp_buffer_bytes, sizeof *k, __ATOMIC_RELAXED);
+    munmap(k->events, SP_CHUNK_BYTES);
+    __atomic_sub_fetch(&sp_buffer_bytes, SP_CHUNK_BYTES, __ATOMIC_RELAXED);
+    sp_chunk_header_free(k);
 }
 
 int sp_lane_next_chunk(struct sp_lane *lane, int64_t now)
@@ -280,17 +286,16 @@ void sp_lane_reset_events(struct sp_lane *lane)
 /* Chunks of retired lanes, carved from shared slabs: a short-lived thread
  * then costs its events, not a page of stack and a page of chunk.  Never
  * freed (a retired lane's only chunk is its tail, which nothing frees);
- * their events follow the header, which is how sp_chunk_free tells them
- * apart. */
+ * their events follow the header (sp_chunk.small). */
 #define SMALL_SLAB_BYTES (1u << 20)
-#define SMALL_MAX_EVENTS 253 /* header + events within a page */
+#define SMALL_MAX_EVENTS 252 /* header + events within a page */
 static pthread_mutex_t small_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *small_slab;
 static size_t small_left;
 
 static struct sp_chunk *small_chunk(uint32_t events)
 {
-    size_t bytes = offsetof(struct sp_chunk, header_page) + (size_t)events * sizeof(struct sp_slot);
+    size_t bytes = sizeof(struct sp_chunk) + (size_t)events * sizeof(struct sp_slot);
     bytes = (bytes + 63) & ~(size_t)63;
     pthread_mutex_lock(&small_lock);
     if (small_left < bytes) {
@@ -299,11 +304,12 @@ static struct sp_chunk *small_chunk(uint32_t events)
             pthread_mutex_unlock(&small_lock);
             return NULL;
         }
-        small_slab = slab + 64; /* never page-aligned */
-        small_left = SMALL_SLAB_BYTES - 64;
+        small_slab = slab;
+        small_left = SMALL_SLAB_BYTES;
     }
     struct sp_chunk *k = (struct sp_chunk *)small_slab;
-    k->events = (struct sp_slot *)(small_slab + offsetof(struct sp_chunk, header_page));
+    k->events = (struct sp_slot *)(k + 1);
+    k->small = 1;
     small_slab += bytes;
     small_left -= bytes;
     pthread_mutex_unlock(&small_lock);

@@ -21,11 +21,15 @@
  * one lost probe then costs at most about an eighth of what the run has
  * already spent on memory.  "on" always asks for huge pages, "off" never.
  *
- * A lane's first chunk stays lazily mapped (sp_chunk_new): a thread that
- * records a few calls costs two pages, not 68 KiB.  Arenas are shared by all
- * lanes under a spin lock taken once per 4096 events; the kernel's time is
- * spent outside it.  A chunk carved from an arena is freed alone (munmap of
- * its 17 pages), like any other. */
+ * A lane's first chunk is mapped on its own (sp_chunk_new).  Arenas are
+ * shared by all lanes under a spin lock taken once per 4096 events; the
+ * kernel's time is spent outside it.  An arena holds 32 chunks' events
+ * exactly; a chunk's events carved from one are freed alone (munmap of
+ * their 16 pages), like any other.
+ *
+ * Chunk headers (64 bytes) are packed 64 to a page, apart from the events:
+ * a header at the head of its events took a page of its own, one fault in
+ * 17 for 48 bytes. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -41,7 +45,8 @@
 #endif
 
 #define ARENA_BYTES ((size_t)2 << 20)
-#define CHUNKS_PER_ARENA (ARENA_BYTES / sizeof(struct sp_chunk))
+#define CHUNKS_PER_ARENA (ARENA_BYTES / SP_CHUNK_BYTES)
+#define HEADERS_PER_PAGE (4096 / sizeof(struct sp_chunk))
 #define FIRST_PROBE_WAIT 32
 #define MAX_PROBE_WAIT 4096
 
@@ -56,6 +61,7 @@ static struct {
     int best;                 /* the kind in use */
     unsigned since_probe, probe_wait; /* arenas since the other kind was tried */
     int thp_possible;         /* -1 unknown, else 0/1 (sysfs) */
+    struct sp_chunk *free_headers; /* linked by next */
 } pool = {.thp_possible = -1, .probe_wait = FIRST_PROBE_WAIT};
 
 static void pool_lock(void)
@@ -180,20 +186,19 @@ static char *arena_new(void)
     populate(a);
     int64_t cost = thread_cpu_ns() - t0;
     record_cost(kind, cost);
-    /* The tail that holds no whole chunk is never touched: give it back. */
-    size_t used = CHUNKS_PER_ARENA * sizeof(struct sp_chunk);
-    munmap(a + used, ARENA_BYTES - used);
+    _Static_assert(CHUNKS_PER_ARENA * SP_CHUNK_BYTES == ARENA_BYTES, "whole chunks per arena");
     /* Resident from now on: counted against the memory cap at once, not as
      * lanes take its chunks. */
-    __atomic_add_fetch(&sp_buffer_bytes, used, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&sp_buffer_bytes, ARENA_BYTES, __ATOMIC_RELAXED);
     return a;
 }
 
-static struct sp_chunk *carve(void)
+/* The events of a new chunk, from the current arena or a new one. */
+static struct sp_slot *carve(void)
 {
     pool_lock();
     if (pool.base && pool.taken < CHUNKS_PER_ARENA) {
-        struct sp_chunk *c = (struct sp_chunk *)(pool.base + pool.taken++ * sizeof *c);
+        struct sp_slot *c = (struct sp_slot *)(pool.base + pool.taken++ * SP_CHUNK_BYTES);
         pool_unlock();
         return c;
     }
@@ -215,18 +220,58 @@ static struct sp_chunk *carve(void)
     /* Another thread installed an arena meanwhile: what it left untaken
      * is returned (it is never handed out again). */
     if (old && old_taken < CHUNKS_PER_ARENA) {
-        size_t left = (CHUNKS_PER_ARENA - old_taken) * sizeof(struct sp_chunk);
-        munmap(old + old_taken * sizeof(struct sp_chunk), left);
+        size_t left = (CHUNKS_PER_ARENA - old_taken) * SP_CHUNK_BYTES;
+        munmap(old + old_taken * SP_CHUNK_BYTES, left);
         __atomic_sub_fetch(&sp_buffer_bytes, left, __ATOMIC_RELAXED);
     }
-    return (struct sp_chunk *)fresh;
+    return (struct sp_slot *)fresh;
+}
+
+struct sp_chunk *sp_chunk_header_new(void)
+{
+    pool_lock();
+    struct sp_chunk *k = pool.free_headers;
+    if (k)
+        pool.free_headers = k->next;
+    pool_unlock();
+    if (k) {
+        memset(k, 0, sizeof *k);
+        return k;
+    }
+    char *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED)
+        return NULL;
+    __atomic_add_fetch(&sp_buffer_bytes, 4096, __ATOMIC_RELAXED);
+    /* The first is returned, the others wait on the free list. */
+    pool_lock();
+    for (size_t i = HEADERS_PER_PAGE; i-- > 1;) {
+        struct sp_chunk *h = (struct sp_chunk *)page + i;
+        h->next = pool.free_headers;
+        pool.free_headers = h;
+    }
+    pool_unlock();
+    return (struct sp_chunk *)page;
+}
+
+void sp_chunk_header_free(struct sp_chunk *k)
+{
+    pool_lock();
+    k->next = pool.free_headers;
+    pool.free_headers = k;
+    pool_unlock();
 }
 
 struct sp_chunk *sp_chunk_new_populated(void)
 {
-    struct sp_chunk *c = carve();
-    if (!c)
-        return sp_chunk_new(); /* no arena: a lazily mapped chunk */
-    c->events = c->slots; /* its bytes were counted with its arena */
+    struct sp_slot *events = carve();
+    if (!events)
+        return sp_chunk_new(); /* no arena: a chunk mapped on its own */
+    struct sp_chunk *c = sp_chunk_header_new();
+    if (!c) {
+        munmap(events, SP_CHUNK_BYTES);
+        __atomic_sub_fetch(&sp_buffer_bytes, SP_CHUNK_BYTES, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    c->events = events; /* its bytes were counted with its arena */
     return c;
 }

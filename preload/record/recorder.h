@@ -43,10 +43,11 @@
 #include "base/shim.h"
 #include "timer.h"
 
-/* A chunk is a header page and 4096 events of 16 bytes (struct sp_slot):
- * 17 pages, page aligned, so the next event's address is a multiple of 4096
- * exactly every 256 events, which is the every-256 test of the fast path
- * (SP_SAMPLE_ADDRESS_MASK) and catches a full chunk too. */
+/* A chunk's events are 4096 of 16 bytes (struct sp_slot): 16 pages, page
+ * aligned, so the next event's address is a multiple of 4096 exactly every
+ * 256 events, which is the every-256 test of the fast path
+ * (SP_SAMPLE_ADDRESS_MASK) and catches a full chunk too.  Its header is
+ * elsewhere (struct sp_chunk). */
 #define SP_CHUNK_EVENTS 4096
 #define SP_REGION_BLOCK 1024
 #define SP_MAX_REGION_BLOCKS 4096 /* 4 M regions */
@@ -149,9 +150,12 @@ struct sp_wide {
     int32_t task;           /* -1: outside any task */
 };
 
+/* A chunk: its header, and SP_CHUNK_EVENTS events in a page-aligned block
+ * of their own (chunk_pages.c: headers are packed 64 to a page, so a
+ * chunk's memory is its events). */
 struct sp_chunk {
     struct sp_chunk *next;
-    struct sp_slot *events; /* the header page's end, or a small chunk's tail */
+    struct sp_slot *events; /* SP_CHUNK_BYTES, page aligned; or a small chunk's tail */
     int64_t *await_ns;      /* allocated on the first task call in the chunk */
     /* wide entries in event order, SP_CHUNK_EVENTS of room mapped on the
      * first (untouched pages cost nothing); the owner appends under no lock
@@ -163,14 +167,15 @@ struct sp_chunk {
      * too; changed under the spill lock only */
     uint32_t converted;
     uint32_t wide_converted; /* wide entries of events[0, converted) */
-    char header_page[4096 - 48];
-    struct sp_slot slots[SP_CHUNK_EVENTS];
-};
+    uint32_t small;         /* a retired lane's small chunk: events follow the header */
+} __attribute__((aligned(64)));
+#define SP_CHUNK_BYTES ((size_t)SP_CHUNK_EVENTS * sizeof(struct sp_slot))
 _Static_assert(sizeof(struct sp_slot) == 16 && sizeof(struct sp_wide) == 16, "16-byte events");
-_Static_assert(offsetof(struct sp_chunk, slots) == 4096 && sizeof(struct sp_chunk) == 17 * 4096,
-               "a header page and 16 pages of events");
-/* After the tail's n-th event (from 1) the next is at chunk + 4096 + 16 n: a
- * multiple of 4096 exactly when n is a multiple of 256. */
+_Static_assert(sizeof(struct sp_chunk) == 64 && SP_CHUNK_BYTES == 16 * 4096,
+               "a 64-byte header and 16 pages of events");
+/* After the tail's n-th event (from 1) the next is at events + 16 n, and
+ * events is page aligned: a multiple of 4096 exactly when n is a multiple
+ * of 256. */
 _Static_assert(SP_CPU_SAMPLE_MASK == 0xFF && SP_CHUNK_EVENTS % 256 == 0,
                "the every-256 test on the next event's address");
 #define SP_SAMPLE_ADDRESS_MASK 4095
@@ -362,8 +367,11 @@ int sp_lane_grow_counters(struct sp_lane *lane, uint32_t region);
  * and start a new one.  -1 if no memory. */
 int sp_lane_next_chunk(struct sp_lane *lane, int64_t now);
 /* A new chunk (mmap'ed: safe in a signal handler), or NULL; and its end. */
-/* A lane's first chunk: mapped lazily (buffer.c). */
+/* A lane's first chunk: its events mapped on their own (buffer.c). */
 struct sp_chunk *sp_chunk_new(void);
+/* A chunk header, zeroed, or NULL; and its return (chunk_pages.c). */
+struct sp_chunk *sp_chunk_header_new(void);
+void sp_chunk_header_free(struct sp_chunk *k);
 /* Its later chunks: faulted in ahead, from huge-page arenas where that is
  * cheaper (chunk_pages.c). */
 struct sp_chunk *sp_chunk_new_populated(void);
