@@ -15,7 +15,9 @@
  *   markers memory N            bytes of resident memory per recorded call
  *   markers register N          ns per sp_region of a new name and of an
  *                               existing one (call sites are captured once
- *                               per new region: compare SCOPE_PROFILER_CALLSITES) */
+ *                               per new region: compare SCOPE_PROFILER_CALLSITES)
+ *   markers cpuclock N          ns per read of the thread's CPU clock (what
+ *                               the every-256 sample costs the pair) */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,7 +233,7 @@ static long rss_kib(void)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: markers pairs|memory|register N [THREADS]\n");
+        fprintf(stderr, "usage: markers pairs|memory|register|cpuclock N [THREADS]\n");
         return 2;
     }
     iterations = atol(argv[2]);
@@ -255,6 +257,23 @@ int main(int argc, char **argv)
         long after = rss_kib();
         printf("memory: %ld calls, %.1f bytes/call (RSS %ld -> %ld KiB)\n", iterations,
                (after - before) * 1024.0 / iterations, before, after);
+        return 0;
+    }
+    if (!strcmp(argv[1], "cpuclock")) {
+        /* What the every-256 CPU-time sample costs (a system call: no vDSO
+         * path for a thread's CPU clock), the median of 7 rounds. */
+        double per[7];
+        for (int k = 0; k < 7; k++) {
+            struct timespec t, s, e;
+            clock_gettime(CLOCK_MONOTONIC, &s);
+            for (long i = 0; i < iterations; i++)
+                clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+            clock_gettime(CLOCK_MONOTONIC, &e);
+            per[k] = ((double)(e.tv_sec - s.tv_sec) * 1e9 + (double)(e.tv_nsec - s.tv_nsec)) /
+                     (double)iterations;
+        }
+        double m = median_of(per);
+        printf("%.1f ns per read, %.2f ns per pair at one read per 256 exits\n", m, m / 256);
         return 0;
     }
     if (!strcmp(argv[1], "register")) {
