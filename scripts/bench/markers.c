@@ -305,8 +305,10 @@ int main(int argc, char **argv)
             cost += r[k].cost / threads;
         }
     }
-    printf("%.2f ns/pair, floor %.2f ns (ratio %.2f), floor keeping its events %.2f ns "
-           "(ratio %.2f), two clock_gettime %.2f ns (ratio %.2f)\n",
-           cost, floor_cost, cost / floor_cost, keep_cost, cost / keep_cost, base, cost / base);
+    /* The floor that keeps its events first: the target (1.15x) is judged
+     * against it (docs/hot-path.md, "The floor"); the ring keeps nothing. */
+    printf("%.2f ns/pair, floor keeping its events %.2f ns (ratio %.2f), ring floor keeping "
+           "nothing %.2f ns (ratio %.2f), two clock_gettime %.2f ns (ratio %.2f)\n",
+           cost, keep_cost, cost / keep_cost, floor_cost, cost / floor_cost, base, cost / base);
     return 0;
 }

@@ -648,8 +648,10 @@ Test(cli, run_forwards_sigterm)
     pid_t pid = start((const char *const[]){"run", "--", "sh", "-c", "echo ready; exec sleep 30",
                                             NULL},
                       run_env_plain);
-    /* wait until the child runs (its handler is installed before the fork) */
-    for (int k = 0; k < 1000; k++) {
+    /* wait until the child runs (its handler is installed before the fork);
+     * up to a minute: under a sanitizer on a loaded machine 10 s may not
+     * be enough (the test has failed under load, cause not pinned down) */
+    for (int k = 0; k < 6000; k++) {
         FILE *f = fopen(in_dir("stdout.txt"), "r");
         char line[16] = "";
         if (f) {
