@@ -76,6 +76,21 @@ module scope_profiler
        integer(c_int), value :: id
      end subroutine c_sp_end
 
+     ! The name path: lookup, call and status in one C call, no copy.
+     function c_sp_begin_by_name(name, length) bind(C, name='sp_begin_by_name') result(status)
+       import :: c_char, c_int, c_size_t
+       character(kind=c_char), dimension(*), intent(in) :: name
+       integer(c_size_t), value :: length
+       integer(c_int) :: status
+     end function c_sp_begin_by_name
+
+     function c_sp_end_by_name(name, length) bind(C, name='sp_end_by_name') result(status)
+       import :: c_char, c_int, c_size_t
+       character(kind=c_char), dimension(*), intent(in) :: name
+       integer(c_size_t), value :: length
+       integer(c_int) :: status
+     end function c_sp_end_by_name
+
      function c_sp_finalize() bind(C, name='sp_finalize') result(rc)
        import :: c_int
        integer(c_int) :: rc
@@ -284,41 +299,20 @@ contains
          call report(code, 'sp_end', stat, errmsg)
   end subroutine sp_end
 
-  ! The name API: one lookup (lock-free for an existing name) into a
-  ! NUL-terminated copy on the stack, then the marker.  No temporary string
-  ! is allocated and the profiler is asked once for its state (sp_region
-  ! fails when it is inactive), so a call costs the id path plus the lookup.
-  integer function name_to_cid(name, cid) result(code)
-    character(len=*), intent(in) :: name
-    integer(c_int), intent(out) :: cid
-    character(kind=c_char, len=SP_MAX_NAME + 1) :: buf
-    integer :: n
-    n = min(len_trim(name), SP_MAX_NAME)
-    cid = -1
-    if (n == 0) then
-       code = SP_ERR_INVALID_ARGUMENT
-       return
-    end if
-    buf(1:n) = name(1:n)
-    buf(n + 1:n + 1) = c_null_char
-    cid = c_sp_region(buf)
-    if (cid >= 0) then
-       code = SP_OK
-    else
-       code = c_status(SP_ERR_INACTIVE)
-    end if
-  end function name_to_cid
-
+  ! The name API: one C call (sp_begin_by_name) that looks the name up
+  ! by its length (lock-free and without a copy for an existing name),
+  ! makes the call and returns the status, so a call costs the id path
+  ! plus the lookup.
   subroutine sp_begin_name(name, stat, errmsg)
     character(len=*), intent(in) :: name
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
-    integer(c_int) :: cid
-    integer :: code
-    code = name_to_cid(name, cid)
-    if (code == SP_OK) then
-       call c_sp_begin(cid)
-       code = int(c_sp_last_error())
+    integer :: code, n
+    n = min(len_trim(name), SP_MAX_NAME)
+    if (n == 0) then
+       code = SP_ERR_INVALID_ARGUMENT
+    else
+       code = int(c_sp_begin_by_name(name, int(n, c_size_t)))
     end if
     if (code /= SP_OK .or. present(stat) .or. present(errmsg)) &
          call report(code, 'sp_begin_name', stat, errmsg)
@@ -328,12 +322,12 @@ contains
     character(len=*), intent(in) :: name
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
-    integer(c_int) :: cid
-    integer :: code
-    code = name_to_cid(name, cid)
-    if (code == SP_OK) then
-       call c_sp_end(cid)
-       code = int(c_sp_last_error())
+    integer :: code, n
+    n = min(len_trim(name), SP_MAX_NAME)
+    if (n == 0) then
+       code = SP_ERR_INVALID_ARGUMENT
+    else
+       code = int(c_sp_end_by_name(name, int(n, c_size_t)))
     end if
     if (code /= SP_OK .or. present(stat) .or. present(errmsg)) &
          call report(code, 'sp_end_name', stat, errmsg)

@@ -11,6 +11,7 @@
 #ifndef SCOPE_PROFILER_H
 #define SCOPE_PROFILER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -89,6 +90,13 @@ int sp_region(const char *name);
 int sp_region_at(const char *name, const char *file, int line);
 void sp_begin(int region);
 void sp_end(int region);
+/* By name, for languages whose strings carry a length (the Fortran
+ * module's sp_begin_name/sp_end_name): the name is its first `length`
+ * bytes, up to a NUL among them; registered if new.  Returns the status
+ * sp_last_error() gives after the call (SP_ERR_INACTIVE when no region
+ * could be had).  An existing name is found without a lock or a copy. */
+sp_status sp_begin_by_name(const char *name, size_t length);
+sp_status sp_end_by_name(const char *name, size_t length);
 int64_t sp_num_calls(int region);
 int64_t sp_now_ns(void);
 int sp_is_active(void);

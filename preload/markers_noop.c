@@ -64,6 +64,10 @@ EXPORT const char *sp_output_path(void) { return NULL; }
 EXPORT int sp_set_output_format(sp_output_format f) { (void)f; return SP_ERR_INACTIVE; }
 EXPORT sp_output_format sp_current_output_format(void) { return SP_OUTPUT_HDF5; }
 EXPORT sp_status sp_last_error(void) { return SP_OK; }
+EXPORT sp_status sp_begin_by_name(const char *name, size_t length)
+{ (void)name; (void)length; return SP_ERR_INACTIVE; }
+EXPORT sp_status sp_end_by_name(const char *name, size_t length)
+{ (void)name; (void)length; return SP_ERR_INACTIVE; }
 
 EXPORT int64_t sp_now_ns(void)
 {

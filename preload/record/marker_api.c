@@ -87,6 +87,79 @@ static int region_register(sp_profiler *p, const char *name, const char *file,
 
 #define CALLER ((uintptr_t)__builtin_return_address(0))
 
+/* A name by length that is new (or the profiler is off): registered from
+ * a NUL-terminated copy, under the lock, which allocates anyway. */
+static __attribute__((noinline)) int register_by_name(sp_profiler *p, const char *name,
+                                                      size_t length, uintptr_t callsite)
+{
+    char small[160];
+    char *copy = length < sizeof small ? small : malloc(length + 1);
+    if (!copy) {
+        SP_STORE(p->last_error, SP_ERR_NO_MEMORY);
+        return SP_INVALID_REGION;
+    }
+    memcpy(copy, name, length);
+    copy[length] = '\0';
+    int id = region_register(p, copy, NULL, -1, callsite);
+    if (copy != small)
+        free(copy);
+    return id;
+}
+
+/* The last names this thread looked up by length, by the address and
+ * length Fortran passes (a literal's address is fixed per call site).  A
+ * hit is checked against the region's own name, so an entry that is stale
+ * (new contents at the address), torn (a signal handler's lookup
+ * overwrote it halfway) or of another profiler is never believed. */
+#define NAME_CACHE 8
+static __thread struct {
+    const char *name;
+    size_t length;
+    sp_profiler *profiler;
+    uint32_t id;
+} name_cache[NAME_CACHE] __attribute__((tls_model("initial-exec")));
+
+static inline unsigned name_cache_slot(const char *name, size_t length)
+{
+    uintptr_t a = (uintptr_t)name;
+    return (unsigned)((a >> 3 ^ a >> 11 ^ length) & (NAME_CACHE - 1));
+}
+
+int sp_region_by_name(sp_profiler *p, const char *name, size_t length, uintptr_t callsite)
+{
+    if (!p || !name)
+        return region_register(p, NULL, NULL, -1, callsite);
+    if (SP_LOAD(p->active)) {
+        unsigned slot = name_cache_slot(name, length);
+        if (name_cache[slot].name == name && name_cache[slot].length == length &&
+            name_cache[slot].profiler == p) {
+            uint32_t id = name_cache[slot].id;
+            /* The region's name is exactly the first `length` bytes
+             * (strncmp, not memcmp: a torn entry's region may be shorter). */
+            if (id < SP_ACQUIRE(p->num_regions)) {
+                const char *known = sp_region_get(p, id)->name;
+                if (strncmp(known, name, length) == 0 && known[length] == '\0')
+                    return (int)id;
+            }
+        }
+        /* An existing name: no copy, no lock. */
+        size_t given = length;
+        int id = sp_region_find_n(p, name, &length, sp_cfg.callsites && callsite);
+        if (id >= 0) {
+            if (length == given) { /* (a name cut at a NUL is not cached) */
+                name_cache[slot].name = name;
+                name_cache[slot].length = length;
+                name_cache[slot].profiler = p;
+                name_cache[slot].id = (uint32_t)id;
+            }
+            return id;
+        }
+    } else {
+        length = strnlen(name, length);
+    }
+    return register_by_name(p, name, length, callsite);
+}
+
 SP_EXPORT int sp_profiler_region(sp_profiler *p, const char *name)
 {
     return region_register(p, name, NULL, -1, CALLER);

@@ -436,6 +436,40 @@ SP_EXPORT void sp_end(int region)
     fast_end(sp_current_profiler(), region);
 }
 
+/* The name path (the Fortran module's sp_begin_name/sp_end_name): one
+ * lookup, lock-free for an existing name, then the fast path inlined, and
+ * the status sp_last_error would give after the call (what the module
+ * returns as stat).  Before, the module copied the name, called sp_region,
+ * sp_begin and sp_last_error: three calls and a copy per marker. */
+/* No region for the name: why, not the thread's last error (which may be
+ * older: the module used to return that). */
+static sp_status name_failed(struct sp_profiler *p)
+{
+    if (!p || !SP_LOAD(p->active) || sp_record_busy())
+        return SP_ERR_INACTIVE; /* off, or a signal handler's call: dropped */
+    return SP_ERR_NO_MEMORY;
+}
+
+SP_EXPORT sp_status sp_begin_by_name(const char *name, size_t length)
+{
+    struct sp_profiler *p = sp_current_profiler();
+    int id = sp_region_by_name(p, name, length, (uintptr_t)__builtin_return_address(0));
+    if (id < 0)
+        return name ? name_failed(p) : SP_ERR_INACTIVE; /* as sp_region(NULL) says */
+    fast_begin(p, id);
+    return sp_profiler_last_error(p);
+}
+
+SP_EXPORT sp_status sp_end_by_name(const char *name, size_t length)
+{
+    struct sp_profiler *p = sp_current_profiler();
+    int id = sp_region_by_name(p, name, length, (uintptr_t)__builtin_return_address(0));
+    if (id < 0)
+        return name ? name_failed(p) : SP_ERR_INACTIVE;
+    fast_end(p, id);
+    return sp_profiler_last_error(p);
+}
+
 /* ---- the other entry points (never on the per-call path) ------------------ */
 
 SP_EXPORT int sp_profiler_end_last(sp_profiler *p)

@@ -330,6 +330,12 @@ static inline struct sp_region *sp_region_get(struct sp_profiler *p, uint32_t id
 /* Id of an existing region without taking the lock, or -1 (unknown, or a
  * location or call site still to be filled in: use sp_region_lookup). */
 int sp_region_find(struct sp_profiler *p, const char *name, const char *file, int want_frames);
+/* The same for a name of *length bytes not NUL-terminated (Fortran's);
+ * *length becomes the name's length up to a NUL within it. */
+int sp_region_find_n(struct sp_profiler *p, const char *name, size_t *length, int want_frames);
+/* The id of a name given by length, registered if new (marker_api.c), or
+ * SP_INVALID_REGION with the profiler's last error set. */
+int sp_region_by_name(struct sp_profiler *p, const char *name, size_t length, uintptr_t callsite);
 int sp_region_lookup(struct sp_profiler *p, const char *name, const char *file,
                      int line, const uintptr_t *frames, int num_frames, int want_frames);
 extern struct sp_profiler *sp_default __attribute__((visibility("hidden"))); /* atomic pointer */

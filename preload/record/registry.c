@@ -114,6 +114,33 @@ int sp_region_find(struct sp_profiler *p, const char *name, const char *file, in
     }
 }
 
+int sp_region_find_n(struct sp_profiler *p, const char *name, size_t *length, int want_frames)
+{
+    uint32_t *table = SP_ACQUIRE(p->hash);
+    /* FNV-1a as hash_name, over the name up to a NUL or length bytes:
+     * the name is then what a copy cut at length would hold. */
+    uint32_t h = 2166136261u;
+    size_t n = 0, most = *length; /* a local: name's bytes could alias *length */
+    for (; n < most && name[n]; n++)
+        h = (h ^ (unsigned char)name[n]) * 16777619u;
+    *length = n;
+    if (!table)
+        return -1;
+    uint32_t cap = table[0];
+    for (uint32_t i = h & (cap - 1);; i = (i + 1) & (cap - 1)) {
+        uint32_t e = SP_ACQUIRE(table[1 + i]);
+        if (!e)
+            return -1;
+        struct sp_region *r = sp_region_get(p, e - 1);
+        /* equal over n bytes means r->name holds n bytes: [n] is in it */
+        if (strncmp(r->name, name, n) != 0 || r->name[n] != '\0')
+            continue;
+        if (want_frames && !SP_ACQUIRE(r->num_frames))
+            return -1;
+        return (int)(e - 1);
+    }
+}
+
 /* Give a region its location: the first writer wins, later ones may only
  * fill in what is still unknown (the reference's backfill rule). */
 static void set_location(struct sp_region *r, const char *file, int line,

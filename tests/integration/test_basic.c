@@ -195,6 +195,28 @@ Test(misuse, reported_not_fatal)
     harness_run_free(&run);
 }
 
+Test(misuse, names_given_by_length)
+{
+    struct harness_run run;
+    const char *argv[] = {harness_program("by_name"), NULL};
+    cr_assert_eq(harness_run(&run, argv, NULL, 1), 0);
+    cr_assert_eq(run.exit_code, 0, "stderr: %s", run.err);
+    cr_assert(strstr(run.out, "ok 3 3 mixed=0 nul=0,0 long=0,0 unmatched=5 id_same=1\n"), "%s",
+              run.out);
+    cr_assert(strstr(run.out, "after finalize 1\n"), "%s", run.out);
+    cr_assert(strstr(run.err, "sp_end('solve') without a matching sp_begin"), "%s", run.err);
+    sp_profile *p = harness_load(&run, "byname_rank00000.h5");
+    cr_assert_eq(harness_calls(p, "solve"), 4);
+    cr_assert_eq(harness_calls(p, "inner"), 1);
+    char long_name[251];
+    memset(long_name, 'x', 250);
+    long_name[250] = '\0';
+    cr_assert_eq(harness_calls(p, long_name), 1);
+    cr_assert_eq(p->num_names, 3, "no region for 'solver', 'solve and more' or 'inner\\0junk'");
+    sp_profile_free(p);
+    harness_run_free(&run);
+}
+
 Test(contexts, explicit_profilers)
 {
     struct harness_run run;
