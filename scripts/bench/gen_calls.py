@@ -56,5 +56,7 @@ with h5py.File(path, "w") as f:
         g.create_dataset(k, data=np.array([v] * len(rows), dtype=object), dtype=st)
     e = f.create_group("events")
     for k, parts in (("start_deltas", starts), ("durations", durs), ("thread_ids", threads)):
-        e.create_dataset(k, data=np.concatenate(parts), chunks=(1 << 16,),
+        column = np.concatenate(parts)
+        # h5py refuses a chunk longer than the column (small files)
+        e.create_dataset(k, data=column, chunks=(max(1, min(1 << 16, len(column))),),
                          compression="gzip", compression_opts=4, shuffle=True)
