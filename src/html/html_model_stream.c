@@ -534,7 +534,8 @@ int html_run_build_stream(html_run *run, const sp_run_source *src, const char *c
         run->inside_share = (double)covered / (double)wall;
     if (p95_of_paths(&p) != 0)
         goto out;
-    rc = 0;
+    /* the in-memory path would refuse a file whose MPI column does not read */
+    rc = html_mpi_columns_read(src, why, whylen);
 out:
     if (rc < 0)
         snprintf(why, whylen, "out of memory building the report");
