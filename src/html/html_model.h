@@ -126,11 +126,6 @@ struct sp_run_source;
 int html_run_build_stream(html_run *run, const struct sp_run_source *src,
                           const char *const *files, size_t num_files,
                           const html_options *options, char *why, size_t whylen);
-/* Every MPI column (events/mpi_*) of the source's files read through in
- * windows, as the in-memory reader reads them (html_mpi_columns.c): 0; 1
- * when one does not read (why set: the run goes to the in-memory path,
- * which words it); -1 out of memory. */
-int html_mpi_columns_read(const struct sp_run_source *src, char *why, size_t whylen);
 /* The 1-based rank of the p95 among n sorted durations (nearest rank). */
 size_t html_p95_rank(size_t n);
 void html_run_free(html_run *run);
