@@ -308,8 +308,16 @@ static int export_streamed(format fmt, const char *path, const char **files, siz
         if (rc != 0 && !to_stdout && !replacing)
             unlink(path); /* the in-memory path says 'replaced' only when it was */
     }
+    /* A rank whose calls do not nest: worded on the stream, as the in-memory
+     * path words it (which removes the output, even one it replaced); not
+     * on '-' where that path writes the ranks before it (folded: nothing). */
+    int worded = rc == 1 && out && (!to_stdout || fmt == FOLDED) &&
+                 cli_export_nesting_error(&src, options, NULL, why, sizeof why);
+    if (worded && !to_stdout)
+        unlink(path);
     sp_run_source_close(&src);
-    int final = rc < 0 && to_stdout && checks_first; /* bytes are out: no second try */
+    /* bytes are out, or the stream words it: no second try */
+    int final = (rc < 0 && to_stdout && checks_first) || worded;
     if (trace && !strcmp(trace, "1"))
         fprintf(stderr, "scopeprof export: %s%s\n",
                 rc == 0 ? "streamed" : final ? "streamed, failed: " : "in memory: ",

@@ -76,7 +76,9 @@ static int open_source(sp_run_source *src, const sp_html_input *in, char *why, s
 {
     if (sp_run_source_open(src, in->files, in->num_files, why, whylen) != 0)
         return 1;
-    const char *reason = sp_run_source_unstreamable(src);
+    /* MPI columns allowed: the page reads them through itself, after the
+     * pass (sp_stream_check_unread_columns, html_model_stream.c) */
+    const char *reason = sp_run_source_unstreamable_calls(src);
     if (!reason)
         return 0;
     snprintf(why, whylen, "%s", reason);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli_util.h"
+#include "export/stream_filter.h"
 #include "scopeprof/stream.h"
 
 /* A rank's file: its name is stem_rank<R>.prof, its temporary name that
@@ -76,6 +77,23 @@ static FILE *open_temp(prof_names *n, rank_file *f)
     return out;
 }
 
+int cli_export_nesting_error(const sp_run_source *src, const sp_export_options *options,
+                             uint32_t *rank, char *why, size_t whylen)
+{
+    /* the stream's words for it (rank_stream.c), whatever the prefix */
+    if (!strstr(why, "recorded calls are not properly nested"))
+        return 0;
+    char message[1024];
+    uint32_t bad;
+    if (sp_stream_nesting_error(src, options ? options->selection : NULL, &bad, message,
+                                sizeof message) != 0)
+        return 0;
+    snprintf(why, whylen, "%s", message);
+    if (rank)
+        *rank = bad;
+    return 1;
+}
+
 int cli_export_prof_streamed(const char *out, const char *const *files, size_t num_files,
                              const sp_export_options *options, int trace)
 {
@@ -101,6 +119,7 @@ int cli_export_prof_streamed(const char *out, const char *const *files, size_t n
         snprintf(why, sizeof why, "out of memory");
         rc = -1;
     }
+    long failing = -1; /* the rank the stream gave up on */
     for (long k = 0; k < n && rc == 0; k++) {
         rank_file *f = &done[k];
         f->rank = ranks[k];
@@ -114,18 +133,31 @@ int cli_export_prof_streamed(const char *out, const char *const *files, size_t n
         static char buffer[1 << 20];
         setvbuf(fp, buffer, _IOFBF, sizeof buffer);
         rc = sp_prof_stream_rank(stream, fp, ranks[k], &f->calls, why, sizeof why);
+        if (rc == 1)
+            failing = k;
         if ((ferror(fp) | (fclose(fp) != 0)) && rc == 0) {
             snprintf(why, sizeof why, "%.900s: write failed", names.temp);
             rc = 1;
         }
     }
+    /* A rank whose calls do not nest: the in-memory path writes the ranks
+     * before it, then words it (and removes that rank's file, which it had
+     * opened); the stream does the same with the files it has. */
+    uint32_t bad = 0;
+    int worded = failing >= 0 && cli_export_nesting_error(&src, options, &bad, why, sizeof why);
+    if (worded && bad != ranks[failing]) {
+        worded = 0; /* cannot be: the ranks before it streamed */
+        snprintf(why, sizeof why, "rank %u, not %u, does not nest", bad, ranks[failing]);
+    }
     /* every rank streamed: the files take their names, in rank order with
      * what the in-memory path prints of each */
     if (trace) /* before the files' lines, as the trace of the other exports */
-        fprintf(stderr, "scopeprof export: %s%s\n", rc == 0 ? "streamed" : "in memory: ",
+        fprintf(stderr, "scopeprof export: %s%s\n",
+                rc == 0 ? "streamed" : worded ? "streamed, failed: " : "in memory: ",
                 rc == 0 ? "" : why);
-    int status = rc == 0 ? 0 : -1;
-    for (long k = 0; k < written && status == 0; k++) {
+    int status = rc == 0 || worded ? 0 : -1;
+    long named = worded ? failing : written;
+    for (long k = 0; k < named && status == 0; k++) {
         sp_export_warn_events(options, done[k].calls, "prof export");
         name_files(&names, &done[k]);
         if (rename(names.temp, names.path) != 0) /* the files before it stay */
@@ -141,6 +173,11 @@ int cli_export_prof_streamed(const char *out, const char *const *files, size_t n
             name_files(&names, &done[k]);
             unlink(names.temp);
         }
+    if (worded && status == 0) {
+        name_files(&names, &done[failing]);
+        unlink(names.path);
+        status = cli_file_error("export", NULL, "%s", why);
+    }
     sp_prof_stream_close(stream);
     free(done);
     free(ranks);
@@ -158,10 +195,16 @@ int cli_export_otf2_streamed(const char *out, const char *const *files, size_t n
     if (sp_run_source_open(&src, files, num_files, why, sizeof why) != 0)
         return -1;
     int rc = sp_export_otf2_stream(out, &src, options, why, sizeof why);
+    /* a rank whose calls do not nest: worded on the stream (the archive is
+     * gone, as the in-memory path leaves none) */
+    int worded = rc > 0 && cli_export_nesting_error(&src, options, NULL, why, sizeof why);
     sp_run_source_close(&src);
     if (trace)
-        fprintf(stderr, "scopeprof export: %s%s\n", rc == 0 ? "streamed" : "in memory: ",
+        fprintf(stderr, "scopeprof export: %s%s\n",
+                rc == 0 ? "streamed" : worded ? "streamed, failed: " : "in memory: ",
                 rc == 0 ? "" : why);
+    if (worded)
+        return cli_file_error("export", NULL, "%s", why);
     if (rc > 0)
         return -1;
     if (rc < 0) /* the library's failures are named after the archive */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "scopeprof/h5.h"
+#include "scopeprof/report.h"
 
 int sp_stream_filter_init(sp_stream_filter *f, const sp_run_source *src, const sp_selection *sel,
                           char *why, size_t whylen)
@@ -77,8 +78,9 @@ long sp_stream_rank_file(const sp_run_source *src, uint32_t rank)
     return -1;
 }
 
-int sp_stream_check_run(const sp_run_source *src, const uint32_t *selected, long num_selected,
-                        int64_t *first_start, char *why, size_t whylen)
+/* Files with fork edges, each read whole once (the reader's checks, fork
+ * parent ids included): 0, or 1 with the reader's message in why. */
+static int read_fork_files(const sp_run_source *src, char *why, size_t whylen)
 {
     for (size_t f = 0; f < src->num_paths; f++) {
         if (!src->shapes[f].has_fork)
@@ -91,6 +93,38 @@ int sp_stream_check_run(const sp_run_source *src, const uint32_t *selected, long
         }
         sp_profile_free(full);
     }
+    return 0;
+}
+
+/* One rank with the reader's checks, its calls free to cross (returns 2
+ * then, why holding the reconstruction's words); the visitor keeps
+ * nothing.  0, 1 or 2 as sp_stream_rank_with. */
+static int check_rank(const sp_run_source *src, uint32_t rank, int64_t offset,
+                      int64_t *first_start, char *why, size_t whylen)
+{
+    sp_call_visitor none = sp_call_visitor_checks_only;
+    sp_stream_options crossing_allowed = {NULL, NULL, 1};
+    sp_rank_stream_info info;
+    int rc = sp_stream_rank_with(src, rank, offset, &none, &crossing_allowed, &info, why, whylen);
+    if (rc != 1 && first_start && info.first_start < *first_start)
+        *first_start = info.first_start;
+    sp_rank_stream_info_free(&info);
+    return rc < 0 ? 1 : rc;
+}
+
+static int is_selected(const uint32_t *selected, long num_selected, uint32_t rank)
+{
+    for (long k = 0; k < num_selected; k++)
+        if (selected[k] == rank)
+            return 1;
+    return 0;
+}
+
+int sp_stream_check_run(const sp_run_source *src, const uint32_t *selected, long num_selected,
+                        int64_t *first_start, char *why, size_t whylen)
+{
+    if (read_fork_files(src, why, whylen) != 0)
+        return 1;
     const sp_profile *p = src->profile;
     uint32_t last = UINT32_MAX;
     for (size_t r = 0; r < p->num_rows; r++) {
@@ -98,21 +132,118 @@ int sp_stream_check_run(const sp_run_source *src, const uint32_t *selected, long
         if (rank == last)
             continue;
         last = rank;
-        int chosen = 0;
-        for (long k = 0; k < num_selected && !chosen; k++)
-            chosen = selected[k] == rank;
-        if (chosen)
+        if (is_selected(selected, num_selected, rank))
             continue;
-        sp_call_visitor none = sp_call_visitor_checks_only;
-        sp_rank_stream_info info;
-        int rc = sp_stream_rank(src, rank, 0, &none, &info, why, whylen);
-        if (rc == 0 && first_start && info.first_start < *first_start)
-            *first_start = info.first_start; /* offset 0: raw */
-        sp_rank_stream_info_free(&info);
-        if (rc != 0)
+        /* offset 0: first_start is raw */
+        if (check_rank(src, rank, 0, first_start, why, whylen) == 1)
             return 1;
     }
     return 0;
+}
+
+/* Values per read of an unread column: 512 KiB of int64 (the chunk cache
+ * holds what a window shares with the next). */
+#define UNREAD_WINDOW 65536
+
+static int read_unread_columns(const sp_run_source *src, size_t f, int64_t *window, char *why,
+                               size_t whylen)
+{
+    const sp_h5_event_shape *shape = &src->shapes[f];
+    char err[1024];
+    sp_h5_event_reader *r = sp_h5_event_reader_open(src->paths[f], shape, (size_t)1 << 20, err,
+                                                    sizeof err);
+    if (!r) {
+        snprintf(why, whylen, "%s", err);
+        return 1;
+    }
+    int rc = 0;
+    for (int c = -1; rc == 0 && c < SP_EXTRA_N; c++) { /* -1: await_ns */
+        if (c < 0 ? !shape->has_await : !shape->has_extra[c])
+            continue;
+        for (uint64_t at = 0; rc == 0 && at < shape->num_events; at += UNREAD_WINDOW) {
+            uint64_t left = shape->num_events - at;
+            size_t n = left < UNREAD_WINDOW ? (size_t)left : UNREAD_WINDOW;
+            if ((c < 0 ? sp_h5_event_reader_read(r, SP_H5_COL_AWAIT, at, n, window)
+                       : sp_h5_event_reader_read_extra(r, c, at, n, window)) != 0) {
+                snprintf(why, whylen, "%s: events/%s does not read", src->paths[f],
+                         c < 0 ? "await_ns" : sp_event_extra_names[c]);
+                rc = 1;
+            }
+        }
+    }
+    sp_h5_event_reader_close(r);
+    return rc;
+}
+
+int sp_stream_check_unread_columns(const sp_run_source *src, char *why, size_t whylen)
+{
+    int64_t *window = NULL;
+    int rc = 0;
+    for (size_t f = 0; rc == 0 && f < src->num_paths; f++) {
+        const sp_h5_event_shape *shape = &src->shapes[f];
+        int any = shape->has_await;
+        for (int c = 0; c < SP_EXTRA_N; c++)
+            any |= shape->has_extra[c];
+        if (!any || shape->num_events == 0)
+            continue;
+        if (!window && !(window = malloc(UNREAD_WINDOW * sizeof *window))) {
+            snprintf(why, whylen, "out of memory");
+            rc = -1;
+            break;
+        }
+        rc = read_unread_columns(src, f, window, why, whylen);
+    }
+    free(window);
+    return rc;
+}
+
+int sp_stream_nesting_error(const sp_run_source *src, const sp_selection *sel, uint32_t *rank,
+                            char *err, size_t errlen)
+{
+    const sp_profile *p = src->profile;
+    uint32_t *ranks = NULL;
+    long n = sp_selected_ranks(p, sel, &ranks);
+    if (n < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    char why[1024] = "";
+    int rc = read_fork_files(src, why, sizeof why);
+    /* the first selected rank that crosses, in the exporters' order */
+    long failed = -1;
+    for (long k = 0; rc == 0 && k < n && failed < 0; k++) {
+        int got = check_rank(src, ranks[k], sp_rank_clock_offset(p, ranks[k]), NULL, why,
+                             sizeof why);
+        if (got == 2) {
+            failed = k;
+            snprintf(err, errlen, "%s: rank %u: %s", p->path ? p->path : "profile", ranks[k],
+                     why);
+        }
+        rc = got == 1;
+    }
+    if (rc == 0 && failed < 0) {
+        snprintf(why, sizeof why, "no selected rank whose calls do not nest");
+        rc = 1;
+    }
+    /* the reader's checks of every other rank, which sp_load_run makes first */
+    uint32_t last = UINT32_MAX;
+    for (size_t r = 0; rc == 0 && r < p->num_rows; r++) {
+        uint32_t other = p->rows[r].rank;
+        if (other == last)
+            continue;
+        last = other;
+        if (is_selected(ranks, failed + 1, other))
+            continue; /* streamed above */
+        rc = check_rank(src, other, 0, NULL, why, sizeof why) == 1;
+    }
+    if (rc == 0)
+        rc = sp_stream_check_unread_columns(src, why, sizeof why);
+    if (rc == 0)
+        *rank = ranks[failed];
+    else
+        snprintf(err, errlen, "%s", why);
+    free(ranks);
+    return rc;
 }
 
 void sp_stream_rows_of_rank(const sp_profile *skeleton, uint32_t rank, int64_t *row_of_region)

@@ -39,11 +39,34 @@ long sp_stream_rank_file(const sp_run_source *src, uint32_t rank);
  * ids of the files that have them (the stream does not read those): so do
  * the streamed exports, for the files with fork edges (each read whole
  * once, one at a time) and the ranks outside `selected` (streamed, nothing
- * kept).  first_start (NULL: not wanted) gets the earliest raw start of
+ * kept; their calls may cross, as the reader lets them: the exporters do
+ * not reconstruct those ranks).  first_start (NULL: not wanted) gets the earliest raw start of
  * those ranks' events when it is earlier.  0, or 1 (why set: export in
  * memory, which words the problem). */
 int sp_stream_check_run(const sp_run_source *src, const uint32_t *selected, long num_selected,
                         int64_t *first_start, char *why, size_t whylen);
+
+/* The columns the call stream leaves unread (the MPI columns events/mpi_*,
+ * events/await_ns) read through in windows, in every file, as the
+ * in-memory reader reads them: for a streamed command that must refuse
+ * what that path refuses.  0; 1 when one does not read (why set: the
+ * in-memory path words it); -1 out of memory. */
+int sp_stream_check_unread_columns(const sp_run_source *src, char *why, size_t whylen);
+
+/* A streamed export gave up on a rank whose calls do not nest: the line
+ * the in-memory path prints then, found on the stream, without loading the
+ * run.  That path reads every file first (sp_load_run: the reader's checks
+ * of every rank, fork parent ids, the columns above), then reconstructs
+ * the selected ranks in ascending order and fails on the first whose calls
+ * do not nest: "FILE: rank N: <the reconstruction's message>".  So every
+ * rank is streamed once here with the reader's checks (crossings allowed:
+ * sp_stream_options.rows_on_crossing), the selected ones with their clock
+ * offset so the words are the reconstruction's.  0 (err holds the
+ * message, *rank the rank); 1 when the in-memory path must word it (a
+ * problem before or elsewhere, no such rank, words the stream cannot
+ * vouch for), why set; -1 out of memory. */
+int sp_stream_nesting_error(const sp_run_source *src, const sp_selection *sel, uint32_t *rank,
+                            char *err, size_t errlen);
 
 /* row_of_region (the skeleton's num_names entries): the skeleton's row of
  * each region for `rank`, -1 none (what sp_rank_data_row gives in memory:

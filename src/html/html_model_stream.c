@@ -534,7 +534,10 @@ int html_run_build_stream(html_run *run, const sp_run_source *src, const char *c
         run->inside_share = (double)covered / (double)wall;
     if (p95_of_paths(&p) != 0)
         goto out;
-    rc = 0;
+    /* The page draws nothing from the MPI columns (html_mpi.c: the MPI
+     * regions' times), but the in-memory path refuses a file whose MPI
+     * column (or await_ns) does not read: they are read through too. */
+    rc = sp_stream_check_unread_columns(src, why, whylen);
 out:
     if (rc < 0)
         snprintf(why, whylen, "out of memory building the report");

@@ -1378,8 +1378,10 @@ Test(cli, report_of_fork_edges_equals_in_memory)
 }
 
 /* Streamed exports (docs/stream.md, "Exports"): a problem found in a late
- * rank, after the perfetto trace of the first ranks was written, starts
- * again on the in-memory path, which words the message: the same exit
+ * rank (one the stream does not word, a call that ends before it starts;
+ * calls that do not nest are worded on the stream: below), after the
+ * perfetto trace of the first ranks was written, starts again on the
+ * in-memory path, which words the message: the same exit
  * status and message as that path, and no output file left behind (nor a
  * 'replaced' for a file that did not exist).  folded writes nothing before
  * every rank has streamed. */
@@ -1415,7 +1417,8 @@ Test(cli, export_streamed_falls_back_on_a_late_rank_that_does_not_nest)
     cr_expect_neq(strstr(fs.out, "rank 1;MainThread;main;solve;assemble "), NULL, "%s", fs.out);
     cr_expect_str_eq(fs.out, fm.out);
 
-    static const ev bad[] = {{"main", 0, 1000, 0}, {"solve", 500, 1500, 0}};
+    /* a late rank the stream cannot word: a call that ends before it starts */
+    static const ev bad[] = {{"main", 0, 1000, 0}, {"solve", 600, 500, 0}};
     write_rank("run_rank00001.h5", 1, bad, 2, (const char *const[]){"MainThread", NULL});
     const char *const formats[] = {"perfetto", "folded"};
     for (size_t k = 0; k < 2; k++) {
@@ -1427,8 +1430,8 @@ Test(cli, export_streamed_falls_back_on_a_late_rank_that_does_not_nest)
         result m = run_env(args, memory);
         cr_expect_eq(s.status, 1, "%s: %s", formats[k], s.err);
         cr_expect_eq(s.status, m.status);
-        cr_expect_neq(strstr(s.err, "scopeprof export: in memory: rank 1: recorded calls are "
-                                    "not properly nested"),
+        cr_expect_neq(strstr(s.err, "scopeprof export: in memory: rank 1: a recorded call "
+                                    "ends before it starts"),
                       NULL, "%s", s.err);
         cr_expect_neq(strstr(s.err, m.err), NULL, "%s\n---\n%s", s.err, m.err);
         cr_expect_str_eq(s.out, m.out);
@@ -1443,8 +1446,9 @@ Test(cli, export_streamed_falls_back_on_a_late_rank_that_does_not_nest)
 
 /* chrome, speedscope, csv, json (and perfetto on stdout) check every rank before their first
  * byte (src/export/export_stream.h): a late rank that does not nest sends
- * them to the in-memory path even on standard output, which then gets
- * exactly the in-memory bytes and messages, nothing of a first try. */
+ * them to the in-memory path on standard output (which writes the ranks
+ * before it there), which then gets exactly the in-memory bytes and
+ * messages, nothing of a first try; json takes such a rank, streamed. */
 Test(cli, export_streamed_to_stdout_checks_every_rank_first)
 {
     write_run();
@@ -1467,17 +1471,166 @@ Test(cli, export_streamed_to_stdout_checks_every_rank_first)
         const char *const args[] = {"export", formats[k], "run_rank00000.h5",
                                     "run_rank00001.h5", "-o", "-", NULL};
         result s = run_env(args, trace), m = run_env(args, memory);
-        /* json is lossless: it takes calls that do not nest, in memory */
+        /* json is lossless: it takes calls that do not nest, streamed; the
+         * others' in-memory path writes the ranks before it on '-' */
         cr_expect_eq(s.status, k == 3 ? 0 : 1, "%s: %s", formats[k], s.err);
         cr_expect_eq(s.status, m.status, "%s", formats[k]);
-        cr_expect_neq(strstr(s.err, "scopeprof export: in memory: rank 1: recorded calls are "
-                                    "not properly nested"),
-                      NULL, "%s: %s", formats[k], s.err);
+        if (k == 3)
+            cr_expect_str_eq(s.err, "scopeprof export: streamed\n");
+        else
+            cr_expect_neq(strstr(s.err, "scopeprof export: in memory: rank 1: recorded calls "
+                                        "are not properly nested"),
+                          NULL, "%s: %s", formats[k], s.err);
         cr_expect_neq(strstr(s.err, m.err), NULL, "%s: %s\n---\n%s", formats[k], s.err, m.err);
         cr_expect_str_eq(s.out, m.out, "%s: only the in-memory bytes", formats[k]);
         result_free(&s);
         result_free(&m);
     }
+}
+
+/* The bytes of a file of the test directory, NULL when absent; *len. */
+static char *slurp_if(const char *name, long *len)
+{
+    struct stat st;
+    *len = -1;
+    if (stat(in_dir(name), &st) != 0)
+        return NULL;
+    if (S_ISDIR(st.st_mode)) {
+        *len = 0;
+        return strdup("(directory)");
+    }
+    *len = (long)st.st_size;
+    return slurp(in_dir(name));
+}
+
+/* The trace line of a streamed export, and stderr without it. */
+static char *without_trace(const char *err, char *trace, size_t tracelen)
+{
+    static const char head[] = "scopeprof export: ";
+    char *rest = malloc(strlen(err) + 1);
+    cr_assert_not_null(rest);
+    rest[0] = trace[0] = '\0';
+    for (const char *line = err; *line;) {
+        const char *eol = strchr(line, '\n');
+        size_t n = eol ? (size_t)(eol - line + 1) : strlen(line);
+        int is_trace = !strncmp(line, head, strlen(head)) &&
+                       (!strncmp(line + strlen(head), "streamed", 8) ||
+                        !strncmp(line + strlen(head), "in memory: ", 11));
+        if (is_trace)
+            snprintf(trace, tracelen, "%.*s", (int)n, line);
+        else
+            strncat(rest, line, n);
+        line += n;
+    }
+    return rest;
+}
+
+/* A rank whose calls do not nest (rank 1 of two files, and of a merged
+ * file) is worded on the stream for every format that streams, as the
+ * in-memory path words it (docs/stream.md): the same status, stdout (prof:
+ * rank 0's file written and announced), stderr and files left (an output
+ * that existed is removed, as that path removes it), without loading the
+ * run; selecting the ranks that nest streams and succeeds; json takes the
+ * rank, streamed, as it does in memory; folded words it on '-' too. */
+Test(cli, export_streamed_words_a_rank_that_does_not_nest)
+{
+    write_run();
+    static const ev crossing[] = {{"main", 0, 1000, 0}, {"solve", 500, 1500, 0},
+                                  {"io", 1600, 1700, 0}};
+    write_rank("run_rank00001.h5", 1, crossing, 3, (const char *const[]){"MainThread", NULL});
+    static const char *const trace[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
+    const char *const merge[] = {"merge", "run_rank00000.h5", "run_rank00001.h5", "-o",
+                                 "merged.h5", NULL};
+    result mg = run_env(merge, NULL);
+    cr_assert_eq(mg.status, 0, "%s", mg.err);
+    result_free(&mg);
+    struct {
+        const char *format, *out, *left[2];
+    } formats[] = {
+        {"speedscope", "x.json", {"x.json"}}, {"chrome", "x.json", {"x.json"}},
+        {"perfetto", "x.pftrace", {"x.pftrace"}}, {"folded", "x.folded", {"x.folded"}},
+        {"csv", "x.csv", {"x.csv"}}, {"json", "x.json", {"x.json"}},
+        {"prof", "x", {"x_rank0.prof", "x_rank1.prof"}}, {"otf2", "x_otf2", {"x_otf2"}},
+        {"folded", "-", {NULL}},
+    };
+    const char *const inputs[][3] = {{"run_rank00000.h5", "run_rank00001.h5", NULL},
+                                     {"merged.h5", NULL, NULL}};
+    const char *const selections[][3] = {{NULL}, {"--ranks", "0", NULL},
+                                          {"--include", "^(main|solve)$", NULL}};
+    size_t worded = 0;
+    for (size_t f = 0; f < sizeof formats / sizeof *formats; f++)
+        for (size_t in = 0; in < 2; in++)
+            for (size_t v = 0; v < 3; v++) {
+                const char *args[16] = {"export", formats[f].format};
+                size_t n = 2;
+                for (size_t k = 0; inputs[in][k]; k++)
+                    args[n++] = inputs[in][k];
+                for (size_t k = 0; selections[v][k]; k++)
+                    args[n++] = selections[v][k];
+                args[n++] = "-o";
+                args[n++] = formats[f].out;
+                args[n] = NULL;
+                result r[2];
+                char *left[2][2];
+                long len[2][2];
+                for (int m = 0; m < 2; m++) {
+                    /* an output that exists: 'replaced' on success, removed on failure */
+                    if (strcmp(formats[f].out, "-") && strcmp(formats[f].format, "otf2")) {
+                        FILE *old = fopen(in_dir(formats[f].left[0]), "w");
+                        cr_assert_not_null(old);
+                        fputs("old", old);
+                        fclose(old);
+                    }
+                    r[m] = run_env(args, m ? memory : trace);
+                    for (int k = 0; k < 2; k++) {
+                        len[m][k] = -1;
+                        left[m][k] = formats[f].left[k] ? slurp_if(formats[f].left[k], &len[m][k])
+                                                        : NULL;
+                        if (formats[f].left[k]) {
+                            char cmd[1024];
+                            snprintf(cmd, sizeof cmd, "rm -rf '%s'", in_dir(formats[f].left[k]));
+                            cr_assert_eq(system(cmd), 0);
+                        }
+                    }
+                }
+                char line[1024];
+                char *err = without_trace(r[0].err, line, sizeof line);
+                int json = !strcmp(formats[f].format, "json");
+                const char *what = formats[f].format;
+                if (v == 1 || json) {
+                    cr_expect_eq(r[0].status, 0, "%s %zu %zu: %s", what, in, v, r[0].err);
+                    cr_expect_str_eq(line, "scopeprof export: streamed\n", "%s %zu %zu", what,
+                                     in, v);
+                } else {
+                    cr_expect_eq(r[0].status, 1, "%s %zu %zu: %s", what, in, v, r[0].err);
+                    char want[256];
+                    snprintf(want, sizeof want,
+                             "scopeprof export: streamed, failed: %s: rank 1: recorded calls "
+                             "are not properly nested: 'solve' call 0 [",
+                             in ? "merged.h5" : "profile");
+                    cr_expect_eq(strncmp(line, want, strlen(want)), 0, "%s %zu %zu: %s", what,
+                                 in, v, line);
+                    worded++;
+                }
+                cr_expect_eq(r[0].status, r[1].status, "%s %zu %zu", what, in, v);
+                cr_expect_str_eq(err, r[1].err, "%s %zu %zu", what, in, v);
+                cr_expect_str_eq(r[0].out, r[1].out, "%s %zu %zu", what, in, v);
+                for (int k = 0; k < 2; k++) {
+                    cr_expect_eq(len[0][k], len[1][k], "%s %zu %zu: %s", what, in, v,
+                                 formats[f].left[k]);
+                    /* otf2: the archive's anchor holds a random trace id */
+                    if (len[0][k] == len[1][k] && len[0][k] > 0 && strcmp(what, "otf2"))
+                        cr_expect_eq(memcmp(left[0][k], left[1][k], (size_t)len[0][k]), 0,
+                                     "%s %zu %zu: %s differs", what, in, v, formats[f].left[k]);
+                    free(left[0][k]);
+                    free(left[1][k]);
+                }
+                free(err);
+                result_free(&r[0]);
+                result_free(&r[1]);
+            }
+    cr_expect_eq(worded, 2 * 2 * 8, "failures worded on the stream");
 }
 
 /* The files of a directory whose names start with prefix. */
@@ -1538,12 +1691,13 @@ Test(cli, export_prof_streamed_renames_its_files_once_every_rank_streamed)
     fputs("old", old);
     fclose(old);
     unlink(in_dir("p_rank1.prof"));
-    static const ev bad[] = {{"main", 0, 1000, 0}, {"solve", 500, 1500, 0}};
+    /* a late rank the stream cannot word: a call that ends before it starts */
+    static const ev bad[] = {{"main", 0, 1000, 0}, {"solve", 600, 500, 0}};
     write_rank("run_rank00001.h5", 1, bad, 2, (const char *const[]){"MainThread", NULL});
     result s = run_env(good, trace);
     cr_expect_eq(s.status, 1, "%s", s.err);
-    cr_expect_neq(strstr(s.err, "scopeprof export: in memory: rank 1: recorded calls are not "
-                                "properly nested"),
+    cr_expect_neq(strstr(s.err, "scopeprof export: in memory: rank 1: a recorded call ends "
+                                "before it starts"),
                   NULL, "%s", s.err);
     char *after_stream = slurp(in_dir("p_rank0.prof"));
     cr_assert_eq(stat(in_dir("p_rank0.prof"), &st), 0);
@@ -1586,14 +1740,15 @@ Test(cli, export_otf2_streamed_falls_back_on_a_late_rank_that_does_not_nest)
     cr_assert_eq(g.status, 0, "%s", g.err);
     cr_expect_str_eq(g.err, "scopeprof export: streamed\n");
     cr_expect_eq(access(in_dir("good_otf2/traces.otf2"), F_OK), 0);
-    static const ev bad[] = {{"main", 0, 1000, 0}, {"solve", 500, 1500, 0}};
+    /* a late rank the stream cannot word: a call that ends before it starts */
+    static const ev bad[] = {{"main", 0, 1000, 0}, {"solve", 600, 500, 0}};
     write_rank("run_rank00001.h5", 1, bad, 2, (const char *const[]){"MainThread", NULL});
     const char *const late[] = {"export", "otf2", "run_rank00000.h5", "run_rank00001.h5",
                                 "-o", "late_otf2", NULL};
     result s = run_env(late, trace);
     cr_expect_eq(s.status, 1, "%s", s.err);
-    cr_expect_neq(strstr(s.err, "scopeprof export: in memory: rank 1: recorded calls are not "
-                                "properly nested"),
+    cr_expect_neq(strstr(s.err, "scopeprof export: in memory: rank 1: a recorded call ends "
+                                "before it starts"),
                   NULL, "%s", s.err);
     cr_expect_eq(access(in_dir("late_otf2"), F_OK), -1, "the archive was left behind");
     result m = run_env(late, memory);

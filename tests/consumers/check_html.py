@@ -5,8 +5,9 @@ no browser download) opens pages of
 
   - the synthetic file and files written by real programs under the shim
     (threads, basic, 2-rank Open MPI from common.inputs; a 3-rank Open MPI
-    run and the OpenMP program when built), call paths and counts checked
-    against h5py's reading of the files;
+    run, the OpenMP program and the 4-rank mpi_calls program of Open MPI and
+    MPICH, whose files have MPI columns, when built), call paths and counts
+    checked against h5py's reading of the files;
   - a large synthetic run (SCOPEPROF_HTML_BIG_CALLS calls, default 10^7;
     the page must stay under 25 MiB);
   - 1,024 ranks (heatmap binned, slowest rank kept);
@@ -92,15 +93,30 @@ def main():
     pages = [page(d, name, files, truth) for name, files, truth in inputs(d)]
 
     import make_profile
-    extra_programs = [("mpi3", ["mpi/mpi_regions_openmpi"], 3), ("openmp", ["omp_for"], 0)]
-    for name, argv, ranks in extra_programs:
+    # mpi_calls: every MPI call the shim wraps, with the MPI columns
+    # (events/mpi_*), under both MPIs; the page must stream (below).
+    extra_programs = [("mpi3", ["mpi/mpi_regions_openmpi"], 3, "openmpi"),
+                      ("openmp", ["omp_for"], 0, None),
+                      ("mpi-calls-openmpi", ["mpi/mpi_calls_openmpi", "100"], 4, "openmpi"),
+                      ("mpi-calls-mpich", ["mpi/mpi_calls_mpich", "100"], 4, "mpich")]
+    mpi_columns = []
+    for name, argv, ranks, mpi in extra_programs:
         exe = os.path.join(os.environ["SCOPEPROF_PROGRAMS"], argv[0])
         if not os.access(exe, os.X_OK):
             print(f"note: {name} skipped ({exe} not built)")
             continue
-        files = common._run_real(d, name, argv, ranks)
-        if files:
-            pages.append(page(d, name, files, make_profile.truth_from_h5(files)))
+        files = common._run_real(d, name, argv, ranks, mpi=mpi)
+        if not files:
+            continue
+        truth = make_profile.truth_from_h5(files)
+        expect = {}
+        if name.startswith("mpi-calls-"):
+            mpi_columns.append(name)
+            expect["mpi"] = {"MPI_Allreduce": sum(c["region"] == "MPI_Allreduce"
+                                                  for c in truth["calls"])}
+            if not expect["mpi"]["MPI_Allreduce"]:
+                fail(f"{name}: h5py finds no MPI_Allreduce call in {files}")
+        pages.append(page(d, name, files, truth, **expect))
 
     h5, info = big(d, "big", BIG_CALLS, 4)
     per_path = info["steps"] * info["ranks"] * info["lanes"]
@@ -122,13 +138,12 @@ def main():
     pages.append(page(d, "compare-run-ids", runs[0] + runs[1], more_sections=["Comparison"],
                       compare=True))
 
-    # Streamed, but for the runs with MPI columns (the MPI tables match
-    # calls across ranks: in memory, docs/stream.md).
-    for name in ("big", "compare", "compare-run-ids"):
+    # Every page streamed, runs with MPI columns included (docs/stream.md).
+    for name in ("big", "compare", "compare-run-ids", "ranks1024", *mpi_columns):
         if not TRACES[name] or not all(t.endswith("streamed") for t in TRACES[name]):
             fail(f"{name}: not streamed: {TRACES[name]}")
     for name, traces in TRACES.items():
-        if not all(t.endswith("streamed") or "MPI columns" in t for t in traces):
+        if not all(t.endswith("streamed") for t in traces):
             fail(f"{name}: in memory: {traces}")
 
     spec_path = os.path.join(d, "spec.json")

@@ -79,22 +79,28 @@ def lane_names(truth):
     return {int(r): dict((i, n) for i, n in v) for r, v in truth["threads"].items()}
 
 
-def _run_real(d, name, argv, ranks):
+def _run_real(d, name, argv, ranks, mpi="openmpi"):
     """Run one program under the shim in a fresh directory; its rank files,
-    or None when it cannot run here (MPI not built/installed)."""
+    or None when it cannot run here (MPI not built/installed).  mpi: the
+    launcher of a run with ranks, "openmpi" or "mpich"."""
     shim, programs = os.environ["SCOPEPROF_SHIM"], os.environ["SCOPEPROF_PROGRAMS"]
     exe = os.path.join(programs, argv[0])
     run = os.path.join(d, "run-" + name)
     os.makedirs(run)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCOPE_PROFILER_")}
     if ranks:
-        mpirun = shutil.which("mpirun.openmpi")
+        launcher = "mpirun.openmpi" if mpi == "openmpi" else "mpiexec.mpich"
+        mpirun = shutil.which(launcher)
         if not os.access(exe, os.X_OK) or not mpirun:
-            print(f"note: {name} input skipped ({exe} not built or no mpirun.openmpi)")
+            print(f"note: {name} input skipped ({exe} not built or no {launcher})")
             return None
-        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-        cmd = [mpirun, "--oversubscribe", "-np", str(ranks), "-x", "LD_PRELOAD=" + shim,
-               exe, *argv[1:]]
+        if mpi == "openmpi":
+            env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+            cmd = [mpirun, "--oversubscribe", "-np", str(ranks), "-x", "LD_PRELOAD=" + shim,
+                   exe, *argv[1:]]
+        else:  # MPICH's hydra passes the environment on
+            env["LD_PRELOAD"] = shim
+            cmd = [mpirun, "-n", str(ranks), exe, *argv[1:]]
     else:
         env["LD_PRELOAD"] = shim
         cmd = [exe, *argv[1:]]

@@ -262,6 +262,112 @@ static void validate_streamed_equals_in_memory(const struct harness_run *run)
     harness_run_free(&m);
 }
 
+/* The file `name` of the run's directory, whole (NULL if absent). */
+static char *read_run_file(const struct harness_run *run, const char *name, size_t *len)
+{
+    FILE *f = fopen(harness_path(run, name), "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 1 << 16;
+            buf = realloc(buf, cap + 1);
+            cr_assert_not_null(buf);
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    fclose(f);
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+/* `scopeprof report -o page.html` streams a run with MPI columns (the page
+ * reads them in windows only to confirm they read, as the in-memory reader
+ * does) and writes the in-memory path's bytes, MPI section included; a
+ * damaged chunk of an MPI column sends the run to the in-memory path,
+ * which words it: the same status and message either way, no page. */
+static void html_streamed_equals_in_memory(const struct harness_run *run)
+{
+    const char *const variants[][8] = {
+        {"report", "-o", "page.html", NULL},
+        {"report", "--ranks", "1,3", "--exclude", "^MPI_Send$", "-o", NULL},
+    };
+    for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
+        const char *args[8];
+        size_t n = 0;
+        for (; variants[v][n]; n++)
+            args[n] = variants[v][n];
+        if (strcmp(args[n - 1], "-o"))
+            args[n++] = "-o";
+        args[n++] = "page.html";
+        args[n] = NULL;
+        struct harness_run s, m;
+        size_t slen = 0, mlen = 0;
+        scopeprof_on_run_env(run, &s, "SCOPEPROF_REPORT_TRACE=1", args);
+        char *streamed = read_run_file(run, "page.html", &slen);
+        scopeprof_on_run_env(run, &m, "SCOPEPROF_REPORT_IN_MEMORY=1", args);
+        char *in_memory = read_run_file(run, "page.html", &mlen);
+        cr_assert_not_null(streamed, "variant %zu: no page", v);
+        cr_assert_not_null(in_memory, "variant %zu: no page in memory", v);
+        cr_expect_str_eq(s.err, "scopeprof report: html: streamed\n", "variant %zu", v);
+        cr_expect_not_null(strstr(streamed, "<section id=\"mpi\">"), "variant %zu", v);
+        cr_expect_not_null(strstr(streamed, "MPI_Allreduce"), "variant %zu", v);
+        cr_expect(slen == mlen && !memcmp(streamed, in_memory, slen),
+                  "variant %zu: the streamed page differs from the in-memory one", v);
+        free(streamed);
+        free(in_memory);
+        harness_run_free(&s);
+        harness_run_free(&m);
+    }
+
+    /* Rank 1 without fork edges (so it streams rather than being read
+     * alone), its events/mpi_peer rewritten in compressed chunks of 16
+     * values, the second chunk overwritten: only a read of the column
+     * finds it. */
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && rm -f page.html && mkdir -p damaged_html && "
+             "cp scope_profile_rank*.h5 damaged_html/ && /usr/bin/python3 -c \"import h5py\n"
+             "f = h5py.File('damaged_html/scope_profile_rank00001.h5', 'r+')\n"
+             "del f['events/fork_parent_ids']\n"
+             "v = f['events/mpi_peer'][...]; del f['events/mpi_peer']\n"
+             "d = f.create_dataset('events/mpi_peer', data=v, chunks=(16,), compression='gzip')\n"
+             "c = d.id.get_chunk_info(1); f.close()\n"
+             "g = open('damaged_html/scope_profile_rank00001.h5', 'r+b')\n"
+             "g.seek(c.byte_offset); g.write(bytes([255]) * c.size)\"",
+             run->dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    char script[1200];
+    snprintf(script, sizeof script,
+             "cd '%s' && exec \"$0\" report damaged_html/scope_profile_rank*.h5 -o page.html",
+             run->dir);
+    const char *const bad[] = {"/bin/sh", "-c", script, SCOPEPROF_EXE, NULL};
+    const char *const trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
+    const char *const memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
+    struct harness_run s, m;
+    cr_assert_eq(harness_run(&s, bad, trace, 0), 0);
+    cr_expect(!harness_exists(run, "page.html"), "a page was left behind");
+    cr_assert_eq(harness_run(&m, bad, memory, 0), 0);
+    cr_expect_eq(s.exit_code, 1, "%s", s.err);
+    cr_expect_eq(m.exit_code, 1, "%s", m.err);
+    static const char head[] = "scopeprof report: html: in memory: ";
+    cr_assert_eq(strncmp(s.err, head, strlen(head)), 0, "%s", s.err);
+    const char *why = s.err + strlen(head), *rest = strchr(why, '\n');
+    cr_assert_not_null(rest);
+    cr_expect_not_null(strstr(why, "scope_profile_rank00001.h5: events/mpi_peer does not read\n"),
+                       "%s", s.err);
+    cr_expect_str_eq(rest + 1, m.err);
+    cr_expect_not_null(strstr(m.err, "events/mpi_peer cannot be read"), "%s", m.err);
+    harness_run_free(&s);
+    harness_run_free(&m);
+}
+
 static void check_calls(const char *family)
 {
     struct harness_run run;
@@ -294,6 +400,7 @@ static void check_calls(const char *family)
     harness_run_free(&report);
     report_streamed_equals_in_memory(&run);
     validate_streamed_equals_in_memory(&run);
+    html_streamed_equals_in_memory(&run);
     harness_run_free(&run);
 }
 
