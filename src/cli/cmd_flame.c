@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "scopeprof/export.h"
 #include "scopeprof/stream.h"
+#include "export_files_streamed.h"
 #include "scopeprof/h5.h"
 
 #define CMD "flame"
@@ -70,10 +71,19 @@ static int flame_streamed(const char **files, size_t num_files, const char *out,
         if (rc != 0 && !to_stdout && !replacing)
             unlink(out); /* the in-memory path says 'replaced' only when it was */
     }
+    /* A rank whose calls do not nest: worded on the stream, as the
+     * in-memory path words it (which removes the output, even one it
+     * replaced), without loading the run for it; nothing was written. */
+    int worded = rc == 1 && f && cli_export_nesting_error(&src, options, NULL, why, sizeof why);
+    if (worded && !to_stdout)
+        unlink(out);
     sp_run_source_close(&src);
     if (trace && !strcmp(trace, "1"))
-        fprintf(stderr, "scopeprof flame: %s%s\n", rc == 0 ? "streamed" : "in memory: ",
+        fprintf(stderr, "scopeprof flame: %s%s\n",
+                rc == 0 ? "streamed" : worded ? "streamed, failed: " : "in memory: ",
                 rc == 0 ? "" : why);
+    if (worded)
+        return cli_file_error(CMD, NULL, "%s", why);
     if (rc != 0)
         return -1;
     if (!to_stdout)

@@ -1504,9 +1504,8 @@ static char *slurp_if(const char *name, long *len)
 }
 
 /* The trace line of a streamed export, and stderr without it. */
-static char *without_trace(const char *err, char *trace, size_t tracelen)
+static char *without_trace_of(const char *head, const char *err, char *trace, size_t tracelen)
 {
-    static const char head[] = "scopeprof export: ";
     char *rest = malloc(strlen(err) + 1);
     cr_assert_not_null(rest);
     rest[0] = trace[0] = '\0';
@@ -1523,6 +1522,11 @@ static char *without_trace(const char *err, char *trace, size_t tracelen)
         line += n;
     }
     return rest;
+}
+
+static char *without_trace(const char *err, char *trace, size_t tracelen)
+{
+    return without_trace_of("scopeprof export: ", err, trace, tracelen);
 }
 
 /* A rank whose calls do not nest (rank 1 of two files, and of a merged
@@ -1631,6 +1635,52 @@ Test(cli, export_streamed_words_a_rank_that_does_not_nest)
                 result_free(&r[1]);
             }
     cr_expect_eq(worded, 2 * 2 * 8, "failures worded on the stream");
+}
+
+/* The same for `flame` (graph into a file and to '-', chart): worded on
+ * the stream, as the in-memory path words it, the output removed. */
+Test(cli, flame_streamed_words_a_rank_that_does_not_nest)
+{
+    write_run();
+    static const ev crossing[] = {{"main", 0, 1000, 0}, {"solve", 500, 1500, 0},
+                                  {"io", 1600, 1700, 0}};
+    write_rank("run_rank00001.h5", 1, crossing, 3, (const char *const[]){"MainThread", NULL});
+    static const char *const trace[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
+    const char *const modes[][3] = {{"-o", "x.svg", NULL}, {"-o", "-", NULL},
+                                    {"--chart", "-o", "x.svg"}};
+    for (size_t m = 0; m < 3; m++) {
+        const char *args[8] = {"flame", "run_rank00000.h5", "run_rank00001.h5"};
+        size_t n = 3;
+        for (size_t k = 0; k < 3 && modes[m][k]; k++)
+            args[n++] = modes[m][k];
+        args[n] = NULL;
+        result r[2];
+        int left[2];
+        for (int mem = 0; mem < 2; mem++) {
+            FILE *old = fopen(in_dir("x.svg"), "w"); /* an output that exists */
+            cr_assert_not_null(old);
+            fputs("old", old);
+            fclose(old);
+            r[mem] = run_env(args, mem ? memory : trace);
+            left[mem] = access(in_dir("x.svg"), F_OK) == 0;
+        }
+        char line[1024];
+        char *err = without_trace_of("scopeprof flame: ", r[0].err, line, sizeof line);
+        static const char want[] = "scopeprof flame: streamed, failed: profile: rank 1: recorded "
+                                   "calls are not properly nested: 'solve' call 0 [";
+        cr_expect_eq(strncmp(line, want, strlen(want)), 0, "mode %zu: %s", m, r[0].err);
+        cr_expect_eq(r[0].status, 1, "mode %zu: %s", m, r[0].err);
+        cr_expect_eq(r[0].status, r[1].status, "mode %zu", m);
+        cr_expect_str_eq(err, r[1].err, "mode %zu", m);
+        cr_expect_str_eq(r[0].out, r[1].out, "mode %zu", m);
+        /* removed when written to, left alone on '-' */
+        cr_expect_eq(left[0], left[1], "mode %zu", m);
+        cr_expect_eq(left[0], m == 1, "mode %zu", m);
+        free(err);
+        result_free(&r[0]);
+        result_free(&r[1]);
+    }
 }
 
 /* The files of a directory whose names start with prefix. */
