@@ -1536,14 +1536,21 @@ static char *without_trace(const char *err, char *trace, size_t tracelen)
  * that existed is removed, as that path removes it), without loading the
  * run; selecting the ranks that nest streams and succeeds; json takes the
  * rank, streamed, as it does in memory; folded words it on '-' too. */
-Test(cli, export_streamed_words_a_rank_that_does_not_nest)
+/* Two rank files; rank 1's 'solve' starts inside 'main' and ends after it. */
+static void write_crossing_run(void)
 {
     write_run();
     static const ev crossing[] = {{"main", 0, 1000, 0}, {"solve", 500, 1500, 0},
                                   {"io", 1600, 1700, 0}};
     write_rank("run_rank00001.h5", 1, crossing, 3, (const char *const[]){"MainThread", NULL});
-    static const char *const trace[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
-    static const char *const memory[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
+}
+
+static const char *const trace[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
+static const char *const memory[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
+
+Test(cli, export_streamed_words_a_rank_that_does_not_nest)
+{
+    write_crossing_run();
     const char *const merge[] = {"merge", "run_rank00000.h5", "run_rank00001.h5", "-o",
                                  "merged.h5", NULL};
     result mg = run_env(merge, NULL);
@@ -1641,12 +1648,7 @@ Test(cli, export_streamed_words_a_rank_that_does_not_nest)
  * the stream, as the in-memory path words it, the output removed. */
 Test(cli, flame_streamed_words_a_rank_that_does_not_nest)
 {
-    write_run();
-    static const ev crossing[] = {{"main", 0, 1000, 0}, {"solve", 500, 1500, 0},
-                                  {"io", 1600, 1700, 0}};
-    write_rank("run_rank00001.h5", 1, crossing, 3, (const char *const[]){"MainThread", NULL});
-    static const char *const trace[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
-    static const char *const memory[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
+    write_crossing_run();
     const char *const modes[][3] = {{"-o", "x.svg", NULL}, {"-o", "-", NULL},
                                     {"--chart", "-o", "x.svg"}};
     for (size_t m = 0; m < 3; m++) {
