@@ -78,11 +78,11 @@ struct sp_chunk *sp_chunk_new(void)
     struct sp_chunk *chunk = sp_chunk_header_new();
     if (!chunk)
         return NULL;
-    /* Faulted in at once (one system call): a lane that records at all
-     * soon writes most of its first chunk. */
-    void *m = mmap(NULL, SP_CHUNK_BYTES, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-    if (m == MAP_FAILED) {
+    /* Fresh pages are zero and only touched as events are written: a
+     * lane's first chunk (and a chunk mapped alone under the memory cap)
+     * costs a page until it records more, so short threads stay cheap. */
+    void *m = pages_alloc(SP_CHUNK_BYTES);
+    if (!m) {
         sp_chunk_header_free(chunk);
         return NULL;
     }

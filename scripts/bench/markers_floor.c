@@ -2,14 +2,16 @@
  * own small shared library (so it is called through the PLT exactly like
  * the shim): read the TSC at the begin, read it again at the end and store
  * the 16 bytes {start, end} in a thread-local buffer.  No region ids, no
- * nesting, no thread safety beyond thread-locality, nothing kept: what any
- * tracer must at least do (issue 20).
+ * nesting, no thread safety beyond thread-locality (issue 20).
  *
- * floor_keep_begin/floor_keep_end: the same floor for a tracer that keeps
- * its events: 16 bytes each into fresh memory, 2 MiB blocks faulted in
- * ahead (MAP_POPULATE), never reused, as a profiler must until it writes
- * them out.  The difference between the two floors is what fresh memory
- * costs on this machine. */
+ * floor_keep_begin/floor_keep_end: the floor the pair is judged against
+ * (docs/hot-path.md, "The floor"): 16 bytes per call into fresh memory,
+ * 2 MiB blocks faulted in ahead (MAP_POPULATE), never reused, as any tracer
+ * that keeps its events must until it writes them out.
+ *
+ * floor_begin/floor_end: the same into a 64 KiB ring that is overwritten,
+ * so its stores always hit the cache and it keeps nothing.  The difference
+ * between the two is what fresh memory costs on this machine. */
 #define _GNU_SOURCE
 #include <stddef.h>
 #include <stdint.h>
