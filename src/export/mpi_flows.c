@@ -4,15 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-struct end {
-    int64_t src, dst, tag, comm;  /* the message key */
-    int64_t start;                /* order within a key */
-    uint64_t event;
-};
-
 static int by_key(const void *a, const void *b)
 {
-    const struct end *x = a, *y = b;
+    const sp_mpi_end *x = a, *y = b;
     const int64_t kx[6] = {x->src, x->dst, x->tag, x->comm, x->start, (int64_t)x->event};
     const int64_t ky[6] = {y->src, y->dst, y->tag, y->comm, y->start, (int64_t)y->event};
     for (int i = 0; i < 6; i++)
@@ -21,7 +15,7 @@ static int by_key(const void *a, const void *b)
     return 0;
 }
 
-static int same_key(const struct end *x, const struct end *y)
+static int same_key(const sp_mpi_end *x, const sp_mpi_end *y)
 {
     return x->src == y->src && x->dst == y->dst && x->tag == y->tag && x->comm == y->comm;
 }
@@ -34,42 +28,21 @@ static int by_event(const void *a, const void *b)
     return y->send - x->send;
 }
 
-int sp_mpi_flows_build(const sp_profile *p, const unsigned char *kept, sp_mpi_flows *out)
+int sp_mpi_flows_pair(sp_mpi_end *sends, size_t ns, sp_mpi_end *recvs, size_t nr,
+                      sp_mpi_flows *out)
 {
     *out = (sp_mpi_flows){0};
-    const int64_t *peer = p->extra[SP_EXTRA_MPI_PEER], *tag = p->extra[SP_EXTRA_MPI_TAG],
-                  *comm = p->extra[SP_EXTRA_MPI_COMM], *source = p->extra[SP_EXTRA_MPI_SOURCE],
-                  *rtag = p->extra[SP_EXTRA_MPI_RECV_TAG];
-    if (!peer || !tag || !comm || !source || !rtag)
-        return 0;
-    size_t n = p->num_events ? p->num_events : 1;
-    struct end *sends = malloc(n * sizeof *sends), *recvs = malloc(n * sizeof *recvs);
-    size_t ns = 0, nr = 0;
-    if (!sends || !recvs)
-        goto oom;
-    for (size_t r = 0; r < p->num_rows; r++) {
-        const sp_row *row = &p->rows[r];
-        for (uint64_t k = 0; k < row->count; k++) {
-            uint64_t e = row->offset + k;
-            if ((kept && !kept[e]) || comm[e] < 0)
-                continue;
-            if (peer[e] >= 0 && tag[e] >= 0)
-                sends[ns++] = (struct end){row->rank, peer[e], tag[e], comm[e], p->start[e], e};
-            if (source[e] >= 0 && rtag[e] >= 0)
-                recvs[nr++] = (struct end){source[e], row->rank, rtag[e], comm[e], p->start[e], e};
-        }
-    }
     qsort(sends, ns, sizeof *sends, by_key);
     qsort(recvs, nr, sizeof *recvs, by_key);
     out->ends = malloc(2 * (ns < nr ? ns : nr) * sizeof *out->ends + 1);
     if (!out->ends)
-        goto oom;
+        return -1;
     /* Walk the keys of both lists in order. */
     size_t i = 0, j = 0;
     while (i < ns || j < nr) {
-        int c = i < ns && j < nr ? by_key(&(struct end){sends[i].src, sends[i].dst, sends[i].tag,
+        int c = i < ns && j < nr ? by_key(&(sp_mpi_end){sends[i].src, sends[i].dst, sends[i].tag,
                                                         sends[i].comm, 0, 0},
-                                          &(struct end){recvs[j].src, recvs[j].dst, recvs[j].tag,
+                                          &(sp_mpi_end){recvs[j].src, recvs[j].dst, recvs[j].tag,
                                                         recvs[j].comm, 0, 0})
                                  : (i < ns ? -1 : 1);
         size_t i_end = i, j_end = j;
@@ -92,14 +65,41 @@ int sp_mpi_flows_build(const sp_profile *p, const unsigned char *kept, sp_mpi_fl
         j = j_end;
     }
     qsort(out->ends, out->num_ends, sizeof *out->ends, by_event);
-    free(sends);
-    free(recvs);
     return 0;
-oom:
+}
+
+int sp_mpi_flows_build(const sp_profile *p, const unsigned char *kept, sp_mpi_flows *out)
+{
+    *out = (sp_mpi_flows){0};
+    const int64_t *peer = p->extra[SP_EXTRA_MPI_PEER], *tag = p->extra[SP_EXTRA_MPI_TAG],
+                  *comm = p->extra[SP_EXTRA_MPI_COMM], *source = p->extra[SP_EXTRA_MPI_SOURCE],
+                  *rtag = p->extra[SP_EXTRA_MPI_RECV_TAG];
+    if (!peer || !tag || !comm || !source || !rtag)
+        return 0;
+    size_t n = p->num_events ? p->num_events : 1;
+    sp_mpi_end *sends = malloc(n * sizeof *sends), *recvs = malloc(n * sizeof *recvs);
+    size_t ns = 0, nr = 0;
+    int rc = -1;
+    if (sends && recvs) {
+        for (size_t r = 0; r < p->num_rows; r++) {
+            const sp_row *row = &p->rows[r];
+            for (uint64_t k = 0; k < row->count; k++) {
+                uint64_t e = row->offset + k;
+                if ((kept && !kept[e]) || comm[e] < 0)
+                    continue;
+                if (peer[e] >= 0 && tag[e] >= 0)
+                    sends[ns++] = (sp_mpi_end){row->rank, peer[e], tag[e], comm[e], p->start[e], e};
+                if (source[e] >= 0 && rtag[e] >= 0)
+                    recvs[nr++] = (sp_mpi_end){source[e], row->rank, rtag[e], comm[e], p->start[e], e};
+            }
+        }
+        rc = sp_mpi_flows_pair(sends, ns, recvs, nr, out);
+    }
     free(sends);
     free(recvs);
-    sp_mpi_flows_free(out);
-    return -1;
+    if (rc != 0)
+        sp_mpi_flows_free(out);
+    return rc;
 }
 
 int sp_mpi_flows_build_selected(const sp_profile *p, const sp_selection *sel,
