@@ -70,6 +70,9 @@ typedef struct sp_stream_call {
     int64_t start, end;       /* on the run's time axis (clock offset applied) */
     int64_t exclusive;        /* on exit: duration minus the kept children's */
     int64_t call_id;          /* the file's stored call id, -1 when it has none */
+    /* sp_stream_rank_mpi, during enter only: the call's MPI columns
+     * (SP_EXTRA_N values, -1 where they do not apply); else NULL */
+    const int64_t *mpi;
 } sp_stream_call;
 
 /* enter: `parent` is the user word of the nearest kept ancestor (-1 none);
@@ -133,6 +136,14 @@ typedef struct sp_stream_options {
 int sp_stream_rank_with(const sp_run_source *src, uint32_t rank, int64_t clock_offset,
                         const sp_call_visitor *visitor, const sp_stream_options *options,
                         sp_rank_stream_info *info, char *why, size_t whylen);
+
+/* sp_stream_rank that also reads the MPI columns (events/mpi_*) in the
+ * windows of the others and hands each call's to enter (call->mpi): for the
+ * exports that write MPI records (otf2).  Memory: 7 more columns per
+ * window. */
+int sp_stream_rank_mpi(const sp_run_source *src, uint32_t rank, int64_t clock_offset,
+                       const sp_call_visitor *visitor, sp_rank_stream_info *info, char *why,
+                       size_t whylen);
 
 /* sp_stream_rank keeps the last file's event reader open for the next rank
  * (its chunk cache serves the ranks of a merged file that share chunks):

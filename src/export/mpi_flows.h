@@ -72,6 +72,10 @@ typedef struct sp_mpi_flows_stream {
     unsigned char *send_kept, *recv_kept;
 } sp_mpi_flows_stream;
 
+/* Per file of the run: the index sp_load_run gives its first event (an
+ * order-preserving numbering of the run's events: file base + the event's
+ * position in its file).  malloc'ed, NULL when out of memory. */
+uint64_t *sp_run_source_event_bases(const sp_run_source *src);
 /* Collect the ends of the rows of `ranks` (ascending).  0; 1 when a column
  * does not read (why set: the in-memory path words it); -1 out of memory.
  * A run without the columns gives on = 0 and no ends. */

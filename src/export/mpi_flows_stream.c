@@ -127,6 +127,29 @@ unreadable:
     return 1;
 }
 
+uint64_t *sp_run_source_event_bases(const sp_run_source *src)
+{
+    /* sp_load_run appends the files whole, in the order of their rows. */
+    uint64_t *base = calloc(src->num_paths + 1, sizeof *base);
+    unsigned char *seen = calloc(src->num_paths + 1, 1);
+    if (!base || !seen) {
+        free(base);
+        free(seen);
+        return NULL;
+    }
+    uint64_t next = 0;
+    for (size_t r = 0; r < src->profile->num_rows; r++) {
+        size_t f = src->row_file[r];
+        if (!seen[f]) {
+            seen[f] = 1;
+            base[f] = next;
+            next += src->shapes[f].num_events;
+        }
+    }
+    free(seen);
+    return base;
+}
+
 static int by_event(const void *a, const void *b)
 {
     const sp_mpi_end *x = a, *y = b;
@@ -148,23 +171,8 @@ int sp_mpi_flows_stream_open(sp_mpi_flows_stream *s, const sp_run_source *src,
     }
     if (!s->on)
         return 0;
-    /* sp_load_run appends the files whole, in the order of their rows. */
-    s->file_base = calloc(src->num_paths + 1, sizeof *s->file_base);
-    unsigned char *seen = calloc(src->num_paths + 1, 1);
-    if (!s->file_base || !seen) {
-        free(seen);
+    if (!(s->file_base = sp_run_source_event_bases(src)))
         return -1;
-    }
-    uint64_t next = 0;
-    for (size_t r = 0; r < src->profile->num_rows; r++) {
-        size_t f = src->row_file[r];
-        if (!seen[f]) {
-            seen[f] = 1;
-            s->file_base[f] = next;
-            next += src->shapes[f].num_events;
-        }
-    }
-    free(seen);
     reading rd = {.src = src, .file = -1};
     int64_t *buf = malloc(6 * WINDOW * sizeof *buf);
     int rc = buf ? 0 : -1;

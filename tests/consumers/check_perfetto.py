@@ -293,6 +293,7 @@ LAUNCHERS = {"openmpi": ["mpirun.openmpi", "--oversubscribe", "-np", str(N), "-x
              "mpich": ["mpiexec.mpich", "-np", str(N), "-genv", "LD_PRELOAD",
                        os.environ["SCOPEPROF_SHIM"]]}
 ran = 0
+FLOW_FAMILIES = []
 for family, launcher in LAUNCHERS.items():
     exe = os.path.join(os.environ["SCOPEPROF_PROGRAMS"], "mpi", "mpi_calls_" + family)
     if not os.access(exe, os.X_OK) or not shutil.which(launcher[0]):
@@ -311,8 +312,22 @@ for family, launcher in LAUNCHERS.items():
         fail(f"{family}: {len(files)} rank files")
     out = os.path.join(run, "trace.pftrace")
     export(family, files, out)
+    # on the stream (the message ends of every rank read first), with the
+    # in-memory bytes, also with filters that drop ends (their messages
+    # are left out as in memory) and on standard output
+    for i, options in enumerate((["--exclude", "MPI_Send"], ["--ranks", "1,2"],
+                                 ["--min-duration", "0.000001"], ["--include", "MPI_Sendrecv"])):
+        export(f"{family}-{i}", files, os.path.join(run, f"t{i}.pftrace"), *options)
+        if f"{family}-{i}" not in STREAMED:
+            fail(f"{family} {' '.join(options)}: export perfetto did not stream")
+    piped = subprocess.run([SCOPEPROF, "export", "perfetto", *files, "-o", "-"],
+                           capture_output=True, env=dict(os.environ, SCOPEPROF_EXPORT_TRACE="1"))
     with open(out, "rb") as f:
         data = f.read()
+    if piped.returncode or b"scopeprof export: streamed" not in piped.stderr or \
+            piped.stdout != data:
+        fail(f"{family}: export perfetto -o - did not stream the file's bytes: "
+             f"{piped.stderr!r}")
     _, _, flows = slices_of(decode_checked(family, data))
     pairs = collections.Counter()
     for fid, ends in flows.items():
@@ -332,10 +347,12 @@ for family, launcher in LAUNCHERS.items():
         fail(f"{family}: flows {dict(pairs)} (ids {sorted(flows)}), the program sends {dict(want)}")
     print(f"ok: {family}: {len(flows)} MPI messages as flows, each send -> receive pair exact")
     ran += 1
+    FLOW_FAMILIES.append(family)
 if ran == 0:
     print("note: no MPI built: the flows were not checked")
 # the stream takes files without MPI columns (h5py's, the shim's threads)
-for must in ("sequential", "big"):
+# and the MPI runs, flows included
+for must in ("sequential", "big") + tuple(FLOW_FAMILIES):
     if must not in STREAMED:
         fail(f"{must}: export perfetto did not stream (streamed: {STREAMED})")
 print(f"ok: streamed: {sorted(set(STREAMED))}")
