@@ -31,6 +31,11 @@ typedef struct sp_run_source {
     /* Columns some file of the run has: the in-memory path reads the run as
      * one profile, where the others' calls get the missing value (-1). */
     int any_thread, any_task, any_parent;
+    /* The columns no pass reads whole (await_ns, events/mpi_*) are read
+     * once at open, as the in-memory reader reads every column: "" when
+     * they all read, else "events/NAME does not read" (the streamed
+     * commands then take the in-memory path, which words the problem). */
+    char unreadable[96];
 } sp_run_source;
 
 /* Files as sp_load_run takes them.  0, or -1 with a one-line message. */
@@ -38,7 +43,8 @@ int sp_run_source_open(sp_run_source *src, const char *const *args, size_t count
                        size_t errlen);
 void sp_run_source_close(sp_run_source *src);
 /* Why this run cannot be analysed by streaming (aggregate layout, MPI
- * columns, two rows for one rank and region), or NULL when it can.  Fork
+ * columns, two rows for one rank and region, an unreadable column), or
+ * NULL when it can.  Fork
  * edges (events/fork_parent_ids) are the caller's business: sp_stream_rank
  * does not read them. */
 const char *sp_run_source_unstreamable(const sp_run_source *src);
