@@ -1507,6 +1507,7 @@ static int mpi_events_stream(mpi_events *m, otf2_pass *p, const uint32_t *ranks,
         }
         if (sp_mpi_flows_pair(s.sends, s.num_sends, s.recvs, s.num_recvs, &m->flows) != 0)
             rc = -1;
+        s.sends = s.recvs = NULL; /* freed by the pairing */
     }
     if (rc == 0 &&
         !(m->sent_of_message = malloc((m->flows.messages + 1) * sizeof *m->sent_of_message)))

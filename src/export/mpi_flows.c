@@ -35,8 +35,11 @@ int sp_mpi_flows_pair(sp_mpi_end *sends, size_t ns, sp_mpi_end *recvs, size_t nr
     qsort(sends, ns, sizeof *sends, by_key);
     qsort(recvs, nr, sizeof *recvs, by_key);
     out->ends = malloc(2 * (ns < nr ? ns : nr) * sizeof *out->ends + 1);
-    if (!out->ends)
+    if (!out->ends) {
+        free(sends);
+        free(recvs);
         return -1;
+    }
     /* Walk the keys of both lists in order. */
     size_t i = 0, j = 0;
     while (i < ns || j < nr) {
@@ -64,6 +67,9 @@ int sp_mpi_flows_pair(sp_mpi_end *sends, size_t ns, sp_mpi_end *recvs, size_t nr
         i = i_end;
         j = j_end;
     }
+    /* the ends are not needed for the last sort (its scratch is as large) */
+    free(sends);
+    free(recvs);
     qsort(out->ends, out->num_ends, sizeof *out->ends, by_event);
     return 0;
 }
@@ -94,6 +100,7 @@ int sp_mpi_flows_build(const sp_profile *p, const unsigned char *kept, sp_mpi_fl
             }
         }
         rc = sp_mpi_flows_pair(sends, ns, recvs, nr, out);
+        sends = recvs = NULL; /* freed by the pairing */
     }
     free(sends);
     free(recvs);

@@ -50,8 +50,9 @@ typedef struct sp_mpi_end {
     int64_t src, dst, tag, comm, start;
     uint64_t event;
 } sp_mpi_end;
-/* The pairing itself, for both paths: sends and receives (sorted in place
- * by key, start, event) into *out.  0, or -1 when out of memory. */
+/* The pairing itself, for both paths: sends and receives (malloc'ed:
+ * sorted in place by key, start, event, then freed, whatever the result)
+ * into *out.  0, or -1 when out of memory. */
 int sp_mpi_flows_pair(sp_mpi_end *sends, size_t ns, sp_mpi_end *recvs, size_t nr,
                       sp_mpi_flows *out);
 

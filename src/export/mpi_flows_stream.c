@@ -237,13 +237,11 @@ int sp_mpi_flows_stream_pair(sp_mpi_flows_stream *s, sp_mpi_flows *out)
         return 0;
     size_t ns = compact(s->sends, s->num_sends, s->send_kept);
     size_t nr = compact(s->recvs, s->num_recvs, s->recv_kept);
-    int rc = sp_mpi_flows_pair(s->sends, ns, s->recvs, nr, out);
-    free(s->sends);
-    free(s->recvs);
     free(s->send_kept);
     free(s->recv_kept);
-    s->sends = s->recvs = NULL;
     s->send_kept = s->recv_kept = NULL;
+    int rc = sp_mpi_flows_pair(s->sends, ns, s->recvs, nr, out); /* frees them */
+    s->sends = s->recvs = NULL;
     s->num_sends = s->num_recvs = 0;
     if (rc != 0)
         sp_mpi_flows_free(out);
