@@ -1513,7 +1513,7 @@ static int mpi_events_stream(mpi_events *m, otf2_pass *p, const uint32_t *ranks,
         !(m->sent_of_message = malloc((m->flows.messages + 1) * sizeof *m->sent_of_message)))
         rc = -1;
     if (rc == 0) {
-        qsort(s.sent, s.num_sent, sizeof *s.sent, by_sent_event);
+        sp_sort_in_place(s.sent, s.num_sent, sizeof *s.sent, by_sent_event);
         for (size_t k = 0; k < m->flows.num_ends; k++)
             if (m->flows.ends[k].send)
                 m->sent_of_message[m->flows.ends[k].id] = sent_of(&s, m->flows.ends[k].event);

@@ -56,6 +56,10 @@ typedef struct sp_mpi_end {
 int sp_mpi_flows_pair(sp_mpi_end *sends, size_t ns, sp_mpi_end *recvs, size_t nr,
                       sp_mpi_flows *out);
 
+/* Sort in place (no scratch copy, unlike glibc's qsort): elements of at
+ * most 64 bytes whose keys are all distinct. */
+void sp_sort_in_place(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
 /* ---- The same flows from a run source (mpi_flows_stream.c) ----------------
  * A first pass over the selected ranks' rows reads the MPI columns in
  * windows and keeps every event that is a message end (48 bytes each);

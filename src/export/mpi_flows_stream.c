@@ -184,8 +184,8 @@ int sp_mpi_flows_stream_open(sp_mpi_flows_stream *s, const sp_run_source *src,
     sp_h5_event_reader_close(rd.reader);
     free(buf);
     if (rc == 0) {
-        qsort(s->sends, s->num_sends, sizeof *s->sends, by_event);
-        qsort(s->recvs, s->num_recvs, sizeof *s->recvs, by_event);
+        sp_sort_in_place(s->sends, s->num_sends, sizeof *s->sends, by_event);
+        sp_sort_in_place(s->recvs, s->num_recvs, sizeof *s->recvs, by_event);
         s->send_kept = calloc(s->num_sends + 1, 1);
         s->recv_kept = calloc(s->num_recvs + 1, 1);
         if (!s->send_kept || !s->recv_kept)
