@@ -1488,7 +1488,8 @@ static int mpi_events_stream(mpi_events *m, otf2_pass *p, const uint32_t *ranks,
     if (rc == 0 && !(m->comm_id = malloc((s.num_comms + 1) * sizeof *m->comm_id)))
         rc = -1;
     if (rc == 0) {
-        qsort(s.comms, s.num_comms, sizeof *s.comms, by_first_use);
+        if (s.num_comms)
+            qsort(s.comms, s.num_comms, sizeof *s.comms, by_first_use);
         m->comm_id[0] = 0;
         m->num_comms = 1;
         for (size_t k = 0; k < s.num_comms; k++)
