@@ -44,9 +44,8 @@ int sp_run_source_open(sp_run_source *src, const char *const *args, size_t count
 void sp_run_source_close(sp_run_source *src);
 /* Why this run cannot be analysed by streaming (aggregate layout, MPI
  * columns, two rows for one rank and region, an unreadable column), or
- * NULL when it can.  Fork
- * edges (events/fork_parent_ids) are the caller's business: sp_stream_rank
- * does not read them. */
+ * NULL when it can.  Fork edges (events/fork_parent_ids) are the caller's
+ * business: sp_stream_rank does not read them. */
 const char *sp_run_source_unstreamable(const sp_run_source *src);
 /* The same with MPI columns allowed, for a caller that reads them itself
  * (the report's MPI tables, report_mpi_stream.c). */
