@@ -137,6 +137,7 @@ typedef struct chrome_call {
     uint64_t call_index;
     int64_t call_id, parent_id;
     const uint64_t *event;       /* in the profile's columns (GPU, await, MPI), or NULL */
+    const int64_t *mpi;          /* on the stream: the call's MPI columns, or NULL */
 } chrome_call;
 
 static void write_call(sp_json *j, const sp_profile *profile, const sp_export_options *options,
@@ -190,6 +191,11 @@ static void write_call(sp_json *j, const sp_profile *profile, const sp_export_op
         }
         if (c->event)
             mpi_args(j, profile, *c->event);
+        for (int x = SP_EXTRA_MPI_SENT_BYTES; c->mpi && x <= SP_EXTRA_MPI_RECV_TAG; x++)
+            if (c->mpi[x] >= 0) { /* as mpi_args: a column no file has reads -1 */
+                sp_json_key(j, sp_event_extra_names[x]);
+                sp_json_int(j, c->mpi[x]);
+            }
     }
     if (source) {
         sp_json_key(j, "source_file");
@@ -314,8 +320,10 @@ int sp_export_chrome(FILE *out, const sp_profile *profile, const sp_export_optio
  * of the in-memory reconstruction.  MPI messages: the ends of every selected
  * rank are read first (mpi_flows_stream.c), the first pass marks the kept
  * ones, and they are paired before the first byte; the second pass looks up
- * each call's flows.  Per-call args of runs with GPU, await or MPI columns
- * stay in memory (the stream does not read those per call). */
+ * each call's flows.  --call-args shows the MPI columns the writing pass
+ * reads with the others (sp_stream_rank_mpi); per-call args of runs with
+ * GPU or await columns stay in memory (the stream does not read those per
+ * call). */
 
 typedef struct chrome_pass {
     sx_run run;
@@ -359,7 +367,7 @@ static int chrome_enter(void *ctx, const sp_stream_call *call, int64_t parent, i
         .rank = p->rank, .region = call->region,
         .tid = p->run.src->any_thread ? tid_of(p->order, p->num_order, call->lane) : 0,
         .start = call->start, .end = call->end, .row = sx_run_row(&p->run, call->region),
-        .call_index = call->call_index, .parent_id = -1};
+        .call_index = call->call_index, .parent_id = -1, .mpi = call->mpi};
     if (p->options && p->options->call_args) {
         sx_stack *stack = sx_stacks_enter(&p->stacks, call->lane, parent, NULL, NULL);
         c.call_id = sx_call_id(&p->run, call, position);
@@ -396,9 +404,10 @@ int sp_export_chrome_stream(FILE *out, const sp_run_source *src, const sp_export
     int any_mpi = 0;
     for (size_t f = 0; f < src->num_paths; f++)
         any_mpi |= src->shapes[f].has_other;
-    if (rc == 0 && options && options->call_args &&
-        (sx_run_any_column(&p.run, SP_H5_COL_GPU) || sx_run_any_await(&p.run) || any_mpi)) {
-        snprintf(why, whylen, "--call-args with GPU, await or MPI columns");
+    int call_args = options && options->call_args;
+    if (rc == 0 && call_args &&
+        (sx_run_any_column(&p.run, SP_H5_COL_GPU) || sx_run_any_await(&p.run))) {
+        snprintf(why, whylen, "--call-args with GPU or await columns");
         rc = 1;
     }
     if (rc == 0)
@@ -433,6 +442,7 @@ int sp_export_chrome_stream(FILE *out, const sp_run_source *src, const sp_export
             p.origin = p.run.raw_first == INT64_MAX ? 0 : p.run.raw_first;
         /* from here on bytes are out: a failure is -1 */
         p.writing = 1;
+        p.run.read_mpi = call_args && any_mpi;
         begin_document(&j, out, src->profile, options, p.origin);
     }
     for (long k = 0; k < p.run.num_ranks && rc == 0; k++) {

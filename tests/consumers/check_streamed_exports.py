@@ -202,6 +202,9 @@ for fmt in FORMATS:
     to_stdout("synthetic", fmt, synthetic)
     if "threads" in dict(ALL):
         to_stdout("threads", fmt, dict(ALL)["threads"], ["--exclude", "inner"])
+# chrome --call-args shows each call's MPI columns: read on the stream too
+if "mpi" in dict(ALL) and not compare("mpi", "chrome", dict(ALL)["mpi"], ["--call-args"]):
+    fail("mpi: export chrome --call-args did not stream")
 # perfetto on standard output: every rank checked before the first byte
 # (a pass learning the lanes, which runs without thread ids too)
 for name in ("synthetic", "basic-nothreads", "threads", "basic"):

@@ -330,6 +330,8 @@ static void check_flows(const char *family)
         {"export", "chrome", "-o", "trace.json", NULL}, /* streamed above */
         {"export", "chrome", "--exclude", "MPI_Send", "-o", "s1.json", NULL},
         {"export", "chrome", "--ranks", "0,3", "-o", "s2.json", NULL},
+        /* the MPI columns of every call in its args, read on the stream too */
+        {"export", "chrome", "--call-args", "--exclude", "main", "-o", "s3.json", NULL},
     };
     for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
         const char *const *a = variants[v];
