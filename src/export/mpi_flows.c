@@ -187,7 +187,8 @@ int sp_mpi_flows_build(const sp_profile *p, const unsigned char *kept, sp_mpi_fl
                 if (peer[e] >= 0 && tag[e] >= 0)
                     sends[ns++] = (sp_mpi_end){row->rank, peer[e], tag[e], comm[e], p->start[e], e};
                 if (source[e] >= 0 && rtag[e] >= 0)
-                    recvs[nr++] = (sp_mpi_end){source[e], row->rank, rtag[e], comm[e], p->start[e], e};
+                    recvs[nr++] =
+                        (sp_mpi_end){source[e], row->rank, rtag[e], comm[e], p->start[e], e};
             }
         }
         rc = sp_mpi_flows_pair(sends, ns, recvs, nr, out);

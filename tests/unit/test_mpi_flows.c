@@ -130,7 +130,8 @@ Test(mpi_flows, in_place_sort_orders_like_qsort)
         for (int shape = 0; shape < 4; shape++)
             for (size_t words = 2; words <= 6; words += 4) {
                 size_t n = sizes[s];
-                uint64_t *a = calloc(n * words + 1, sizeof *a), *b = calloc(n * words + 1, sizeof *b);
+                uint64_t *a = calloc(n * words + 1, sizeof *a);
+                uint64_t *b = calloc(n * words + 1, sizeof *b);
                 cr_assert(a && b);
                 for (size_t i = 0; i < n; i++) {
                     seed = seed * 1103515245u + 12345u;
