@@ -31,6 +31,11 @@ typedef struct sp_run_source {
     /* Columns some file of the run has: the in-memory path reads the run as
      * one profile, where the others' calls get the missing value (-1). */
     int any_thread, any_task, any_parent;
+    /* The columns no pass reads whole (await_ns, events/mpi_*) are read
+     * once at open, as the in-memory reader reads every column: "" when
+     * they all read, else "events/NAME does not read" (the streamed
+     * commands then take the in-memory path, which words the problem). */
+    char unreadable[96];
 } sp_run_source;
 
 /* Files as sp_load_run takes them.  0, or -1 with a one-line message. */
@@ -38,9 +43,9 @@ int sp_run_source_open(sp_run_source *src, const char *const *args, size_t count
                        size_t errlen);
 void sp_run_source_close(sp_run_source *src);
 /* Why this run cannot be analysed by streaming (aggregate layout, MPI
- * columns, two rows for one rank and region), or NULL when it can.  Fork
- * edges (events/fork_parent_ids) are the caller's business: sp_stream_rank
- * does not read them. */
+ * columns, two rows for one rank and region, an unreadable column), or
+ * NULL when it can.  Fork edges (events/fork_parent_ids) are the caller's
+ * business: sp_stream_rank does not read them. */
 const char *sp_run_source_unstreamable(const sp_run_source *src);
 /* The same with MPI columns allowed, for a caller that reads them itself
  * (the report's MPI tables, report_mpi_stream.c). */
@@ -70,6 +75,9 @@ typedef struct sp_stream_call {
     int64_t start, end;       /* on the run's time axis (clock offset applied) */
     int64_t exclusive;        /* on exit: duration minus the kept children's */
     int64_t call_id;          /* the file's stored call id, -1 when it has none */
+    /* sp_stream_rank_mpi, during enter only: the call's MPI columns
+     * (SP_EXTRA_N values, -1 where they do not apply); else NULL */
+    const int64_t *mpi;
 } sp_stream_call;
 
 /* enter: `parent` is the user word of the nearest kept ancestor (-1 none);
@@ -133,6 +141,14 @@ typedef struct sp_stream_options {
 int sp_stream_rank_with(const sp_run_source *src, uint32_t rank, int64_t clock_offset,
                         const sp_call_visitor *visitor, const sp_stream_options *options,
                         sp_rank_stream_info *info, char *why, size_t whylen);
+
+/* sp_stream_rank that also reads the MPI columns (events/mpi_*) in the
+ * windows of the others and hands each call's to enter (call->mpi): for the
+ * exports that write MPI records (otf2).  Memory: 7 more columns per
+ * window. */
+int sp_stream_rank_mpi(const sp_run_source *src, uint32_t rank, int64_t clock_offset,
+                       const sp_call_visitor *visitor, sp_rank_stream_info *info, char *why,
+                       size_t whylen);
 
 /* sp_stream_rank keeps the last file's event reader open for the next rank
  * (its chunk cache serves the ranks of a merged file that share chunks):

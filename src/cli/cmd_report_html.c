@@ -76,8 +76,8 @@ static int open_source(sp_run_source *src, const sp_html_input *in, char *why, s
 {
     if (sp_run_source_open(src, in->files, in->num_files, why, whylen) != 0)
         return 1;
-    /* MPI columns allowed: the page reads them through itself, after the
-     * pass (sp_stream_check_unread_columns, html_model_stream.c) */
+    /* MPI columns allowed: the page does not draw from them, and the run
+     * source checked that they read (its `unreadable`) */
     const char *reason = sp_run_source_unstreamable_calls(src);
     if (!reason)
         return 0;
@@ -117,6 +117,8 @@ int cmd_report_html(char **files, size_t num_files, const size_t *run_of, size_t
             } else if (strstr(err, "come from different runs")) {
                 num_runs = group_by_run_id(files, num_files, groups);
             } else {
+                if (stream) /* which path, then the in-memory reader's words */
+                    trace_path(0, 1, why);
                 status = cli_file_error(CMD, num_files == 1 ? files[0] : NULL, "%s", err);
                 goto out;
             }

@@ -137,6 +137,7 @@ typedef struct chrome_call {
     uint64_t call_index;
     int64_t call_id, parent_id;
     const uint64_t *event;       /* in the profile's columns (GPU, await, MPI), or NULL */
+    const int64_t *mpi;          /* on the stream: the call's MPI columns, or NULL */
 } chrome_call;
 
 static void write_call(sp_json *j, const sp_profile *profile, const sp_export_options *options,
@@ -190,6 +191,11 @@ static void write_call(sp_json *j, const sp_profile *profile, const sp_export_op
         }
         if (c->event)
             mpi_args(j, profile, *c->event);
+        for (int x = SP_EXTRA_MPI_SENT_BYTES; c->mpi && x <= SP_EXTRA_MPI_RECV_TAG; x++)
+            if (c->mpi[x] >= 0) { /* as mpi_args: a column no file has reads -1 */
+                sp_json_key(j, sp_event_extra_names[x]);
+                sp_json_int(j, c->mpi[x]);
+            }
     }
     if (source) {
         sp_json_key(j, "source_file");
@@ -311,9 +317,13 @@ int sp_export_chrome(FILE *out, const sp_profile *profile, const sp_export_optio
  * lanes: a first pass over every selected rank learns the lanes of its kept
  * calls (and makes the reader's checks, so nothing is written before a
  * problem is known); a second writes the calls as they pass, in the order
- * of the in-memory reconstruction.  MPI columns stay in memory (flows pair
- * the ranks); so do per-call args of runs with GPU or await columns, which
- * the stream does not read. */
+ * of the in-memory reconstruction.  MPI messages: the ends of every selected
+ * rank are read first (mpi_flows_stream.c), the first pass marks the kept
+ * ones, and they are paired before the first byte; the second pass looks up
+ * each call's flows.  --call-args shows the MPI columns the writing pass
+ * reads with the others (sp_stream_rank_mpi); per-call args of runs with
+ * GPU or await columns stay in memory (the stream does not read those per
+ * call). */
 
 typedef struct chrome_pass {
     sx_run run;
@@ -328,7 +338,18 @@ typedef struct chrome_pass {
     int64_t position, ordinal;   /* enters, kept calls of the rank */
     sx_stacks stacks;            /* --call-args: the kept parents' ids */
     uint64_t events;
+    sp_mpi_flows_stream ends;    /* MPI message ends, until paired */
+    sp_mpi_flows flows;
 } chrome_pass;
+
+/* The call's event as the in-memory run numbers it (its MPI flows). */
+static uint64_t call_event(const chrome_pass *p, const sp_stream_call *call)
+{
+    const sp_row *row = sx_run_row(&p->run, call->region);
+    return row ? sp_mpi_flows_stream_event(&p->ends, (size_t)(row - p->run.profile->rows),
+                                           call->call_index)
+               : 0;
+}
 
 static int chrome_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
 {
@@ -337,13 +358,16 @@ static int chrome_enter(void *ctx, const sp_stream_call *call, int64_t parent, i
     *user = parent;
     if (!sp_stream_filter_keeps(&p->run.filter, call))
         return 0;
-    if (!p->writing)
+    if (!p->writing) {
+        if (p->ends.on)
+            sp_mpi_flows_stream_keep(&p->ends, call_event(p, call));
         return sx_lanes_note(p->lanes, call) < 0 ? -1 : 0;
+    }
     chrome_call c = {
         .rank = p->rank, .region = call->region,
         .tid = p->run.src->any_thread ? tid_of(p->order, p->num_order, call->lane) : 0,
         .start = call->start, .end = call->end, .row = sx_run_row(&p->run, call->region),
-        .call_index = call->call_index, .parent_id = -1};
+        .call_index = call->call_index, .parent_id = -1, .mpi = call->mpi};
     if (p->options && p->options->call_args) {
         sx_stack *stack = sx_stacks_enter(&p->stacks, call->lane, parent, NULL, NULL);
         c.call_id = sx_call_id(&p->run, call, position);
@@ -354,6 +378,9 @@ static int chrome_enter(void *ctx, const sp_stream_call *call, int64_t parent, i
             return -1;
     }
     write_call(p->j, p->run.profile, p->options, &c, p->origin);
+    if (p->flows.num_ends)
+        flow_events(p->j, &p->flows, call_event(p, call), p->rank, c.tid, call->start,
+                    call->end, p->origin);
     *user = p->ordinal++;
     p->events++;
     return ferror(p->j->out) ? -1 : 1;
@@ -373,13 +400,18 @@ int sp_export_chrome_stream(FILE *out, const sp_run_source *src, const sp_export
     chrome_pass p = {.options = options};
     sp_json j;
     p.j = &j;
-    /* MPI messages become flows: the in-memory path pairs them */
-    int rc = sx_run_begin(&p.run, src, options, 1, why, whylen);
-    if (rc == 0 && options && options->call_args &&
+    int rc = sx_run_begin(&p.run, src, options, 0, why, whylen);
+    int any_mpi = 0;
+    for (size_t f = 0; f < src->num_paths; f++)
+        any_mpi |= src->shapes[f].has_other;
+    int call_args = options && options->call_args;
+    if (rc == 0 && call_args &&
         (sx_run_any_column(&p.run, SP_H5_COL_GPU) || sx_run_any_await(&p.run))) {
         snprintf(why, whylen, "--call-args with GPU or await columns");
         rc = 1;
     }
+    if (rc == 0)
+        rc = sp_mpi_flows_stream_open(&p.ends, src, p.run.ranks, p.run.num_ranks, why, whylen);
     sx_lanes *lanes = NULL;
     if (rc == 0 && !(lanes = calloc((size_t)p.run.num_ranks + 1, sizeof *lanes)))
         rc = -1;
@@ -396,6 +428,8 @@ int sp_export_chrome_stream(FILE *out, const sp_run_source *src, const sp_export
         snprintf(why, whylen, "no calls: the in-memory path words it");
         rc = 1;
     }
+    if (rc == 0 && sp_mpi_flows_stream_pair(&p.ends, &p.flows) != 0)
+        rc = -1;
     if (rc < 0) { /* nothing written yet: the in-memory path may still do */
         if (!why[0])
             snprintf(why, whylen, "out of memory");
@@ -408,6 +442,7 @@ int sp_export_chrome_stream(FILE *out, const sp_run_source *src, const sp_export
             p.origin = p.run.raw_first == INT64_MAX ? 0 : p.run.raw_first;
         /* from here on bytes are out: a failure is -1 */
         p.writing = 1;
+        p.run.read_mpi = call_args && any_mpi;
         begin_document(&j, out, src->profile, options, p.origin);
     }
     for (long k = 0; k < p.run.num_ranks && rc == 0; k++) {
@@ -445,6 +480,8 @@ int sp_export_chrome_stream(FILE *out, const sp_run_source *src, const sp_export
     free(lanes);
     free(p.order);
     sx_stacks_free(&p.stacks);
+    sp_mpi_flows_stream_close(&p.ends);
+    sp_mpi_flows_free(&p.flows);
     sx_run_end(&p.run);
     return rc;
 }

@@ -213,13 +213,20 @@ typedef struct mpi_events {
     size_t num_comms;
     unsigned char *is_member;     /* num_comms x num_members */
     sp_mpi_flows flows;
-    uint64_t *send_of_message;    /* flow id -> send event */
+    int64_t *sent_of_message;     /* flow id -> mpi_sent_bytes of its send */
     uint64_t sends, recvs, collective_calls;
 } mpi_events;
 
 static int64_t extra(const mpi_events *m, int column, uint64_t e)
 {
     return m->p->extra[column] ? m->p->extra[column][e] : -1;
+}
+
+/* The MPI columns of event e (in memory), as the stream hands them over. */
+static void values_at(const mpi_events *m, uint64_t e, int64_t v[SP_EXTRA_N])
+{
+    for (int c = 0; c < SP_EXTRA_N; c++)
+        v[c] = extra(m, c, e);
 }
 
 static int64_t comm_ref(const mpi_events *m, int64_t id)
@@ -259,7 +266,7 @@ static void mpi_events_free(mpi_events *m)
     free(m->location_of);
     free(m->comm_id);
     free(m->is_member);
-    free(m->send_of_message);
+    free(m->sent_of_message);
     sp_mpi_flows_free(&m->flows);
     *m = (mpi_events){0};
 }
@@ -341,12 +348,13 @@ static int mpi_events_build(mpi_events *m, const sp_profile *p, const sp_selecti
     }
     if (sp_mpi_flows_build(p, kept, &m->flows) != 0)
         goto oom;
-    m->send_of_message = malloc((m->flows.messages + 1) * sizeof *m->send_of_message);
-    if (!m->send_of_message)
+    m->sent_of_message = malloc((m->flows.messages + 1) * sizeof *m->sent_of_message);
+    if (!m->sent_of_message)
         goto oom;
     for (size_t k = 0; k < m->flows.num_ends; k++)
         if (m->flows.ends[k].send)
-            m->send_of_message[m->flows.ends[k].id] = m->flows.ends[k].event;
+            m->sent_of_message[m->flows.ends[k].id] =
+                extra(m, SP_EXTRA_MPI_SENT_BYTES, m->flows.ends[k].event);
     goto out;
 oom:
     snprintf(err, errlen, "out of memory");
@@ -363,57 +371,58 @@ static uint64_t bytes(int64_t v)
     return v > 0 ? (uint64_t)v : 0;
 }
 
-/* At the start of call i (event e): the message it sends, the collective
- * it begins. */
+/* At the start of a call (its MPI columns v): the message it sends, the
+ * collective it begins. */
 static OTF2_ErrorCode mpi_enter(mpi_events *m, OTF2_EvtWriter *w, uint64_t t, uint32_t region,
-                                uint64_t e, uint64_t *written)
+                                const int64_t *v, uint64_t *written)
 {
-    if (!m->on || extra(m, SP_EXTRA_MPI_COMM, e) < 0)
+    if (!m->on || v[SP_EXTRA_MPI_COMM] < 0)
         return OTF2_SUCCESS;
     if (m->collective_of[region] >= 0) {
         m->collective_calls++;
         (*written)++;
         return OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, t);
     }
-    int64_t peer = extra(m, SP_EXTRA_MPI_PEER, e), tag = extra(m, SP_EXTRA_MPI_TAG, e);
+    int64_t peer = v[SP_EXTRA_MPI_PEER], tag = v[SP_EXTRA_MPI_TAG];
     int64_t receiver = world_index(m, peer);
     if (receiver < 0 || tag < 0 || tag > UINT32_MAX)
         return OTF2_SUCCESS; /* no message, or to a rank not exported */
     m->sends++;
     (*written)++;
     return OTF2_EvtWriter_MpiSend(w, NULL, t, (uint32_t)receiver, 0, (uint32_t)tag,
-                                  bytes(extra(m, SP_EXTRA_MPI_SENT_BYTES, e)));
+                                  bytes(v[SP_EXTRA_MPI_SENT_BYTES]));
 }
 
-/* At the end of call i: the message it receives (its length the paired
- * send's, else the posted buffer's), the collective it ends. */
+/* At the end of a call (its MPI columns v, its event e for the flows): the
+ * message it receives (its length the paired send's, else the posted
+ * buffer's), the collective it ends. */
 static OTF2_ErrorCode mpi_leave(mpi_events *m, OTF2_EvtWriter *w, uint64_t t, uint32_t region,
-                                uint64_t e, uint64_t *written)
+                                const int64_t *v, uint64_t e, uint64_t *written)
 {
-    if (!m->on || extra(m, SP_EXTRA_MPI_COMM, e) < 0)
+    if (!m->on || v[SP_EXTRA_MPI_COMM] < 0)
         return OTF2_SUCCESS;
     int k = m->collective_of[region];
     if (k >= 0) {
-        int64_t c = comm_ref(m, extra(m, SP_EXTRA_MPI_COMM, e));
+        int64_t c = comm_ref(m, v[SP_EXTRA_MPI_COMM]);
         int64_t root = collectives[k].rooted && c >= 0
-                           ? rank_in_comm(m, (size_t)c, world_index(m, extra(m, SP_EXTRA_MPI_PEER, e)))
+                           ? rank_in_comm(m, (size_t)c, world_index(m, v[SP_EXTRA_MPI_PEER]))
                            : -1;
         (*written)++;
         return OTF2_EvtWriter_MpiCollectiveEnd(
             w, NULL, t, collectives[k].op, c >= 0 ? (OTF2_CommRef)c : OTF2_UNDEFINED_COMM,
             root >= 0 ? (uint32_t)root : OTF2_UNDEFINED_UINT32,
-            bytes(extra(m, SP_EXTRA_MPI_SENT_BYTES, e)), bytes(extra(m, SP_EXTRA_MPI_RECV_BYTES, e)));
+            bytes(v[SP_EXTRA_MPI_SENT_BYTES]), bytes(v[SP_EXTRA_MPI_RECV_BYTES]));
     }
-    int64_t sender = world_index(m, extra(m, SP_EXTRA_MPI_SOURCE, e));
-    int64_t tag = extra(m, SP_EXTRA_MPI_RECV_TAG, e);
+    int64_t sender = world_index(m, v[SP_EXTRA_MPI_SOURCE]);
+    int64_t tag = v[SP_EXTRA_MPI_RECV_TAG];
     if (sender < 0 || tag < 0 || tag > UINT32_MAX)
         return OTF2_SUCCESS;
-    uint64_t length = bytes(extra(m, SP_EXTRA_MPI_RECV_BYTES, e));
+    uint64_t length = bytes(v[SP_EXTRA_MPI_RECV_BYTES]);
     size_t n = 0;
     const sp_mpi_flow_end *f = sp_mpi_flows_at(&m->flows, e, &n);
     for (size_t j = 0; j < n; j++)
         if (!f[j].send)
-            length = bytes(extra(m, SP_EXTRA_MPI_SENT_BYTES, m->send_of_message[f[j].id]));
+            length = bytes(m->sent_of_message[f[j].id]);
     m->recvs++;
     (*written)++;
     return OTF2_EvtWriter_MpiRecv(w, NULL, t, (uint32_t)sender, 0, (uint32_t)tag, length);
@@ -527,9 +536,11 @@ static int enter_call(void *ctx, size_t i)
     w->status = OTF2_EvtWriter_Enter(w->events, NULL, t, w->calls->region[i]);
     w->written++;
     uint64_t before = w->written;
-    if (w->status == OTF2_SUCCESS)
-        w->status = mpi_enter(w->mpi, w->events, t, w->calls->region[i],
-                              w->data->event[i], &w->written);
+    int64_t v[SP_EXTRA_N];
+    if (w->mpi->on)
+        values_at(w->mpi, w->data->event[i], v);
+    if (w->status == OTF2_SUCCESS && w->mpi->on)
+        w->status = mpi_enter(w->mpi, w->events, t, w->calls->region[i], v, &w->written);
     mark_mpi_location(w, before);
     return w->status != OTF2_SUCCESS;
 }
@@ -539,8 +550,12 @@ static int leave_call(void *ctx, size_t i)
     writer *w = ctx;
     uint64_t t = stamp(w, w->calls->end[i]);
     uint64_t before = w->written;
-    w->status = mpi_leave(w->mpi, w->events, t, w->calls->region[i], w->data->event[i],
-                          &w->written);
+    int64_t v[SP_EXTRA_N];
+    if (w->mpi->on)
+        values_at(w->mpi, w->data->event[i], v);
+    w->status = w->mpi->on ? mpi_leave(w->mpi, w->events, t, w->calls->region[i], v,
+                                       w->data->event[i], &w->written)
+                           : OTF2_SUCCESS;
     mark_mpi_location(w, before);
     if (w->status == OTF2_SUCCESS)
         w->status = OTF2_EvtWriter_Leave(w->events, NULL, t, w->calls->region[i]);
@@ -994,6 +1009,11 @@ typedef struct lane_writer {
     uint64_t location;          /* index into the export's locations */
     uint64_t last, written;
     uint64_t open;              /* kept calls entered, not left */
+    /* MPI: per open kept call (by depth) its columns and its event, for
+     * the records at its end; whether the lane wrote an MPI record */
+    int64_t (*saved)[SP_EXTRA_N + 1];
+    size_t saved_cap;
+    int mpi_written;
 } lane_writer;
 
 typedef struct otf2_pass {
@@ -1008,7 +1028,20 @@ typedef struct otf2_pass {
     uint32_t rank;
     int failed;                 /* an OTF2 call failed (w->status) */
     int replayed;               /* calls not delivered nested (a scattered rank) */
+    mpi_events *mpi;            /* on: the calls come with their MPI columns */
+    uint64_t *file_base;        /* MPI: events numbered as sp_load_run numbers them */
+    int64_t *row_of_region;     /* MPI: the rank's skeleton rows */
 } otf2_pass;
+
+/* The event of a call as the in-memory run numbers it. */
+static uint64_t stream_event(const otf2_pass *p, const sp_stream_call *call)
+{
+    int64_t row = p->row_of_region[call->region];
+    if (row < 0)
+        return 0;
+    return p->file_base[p->src->row_file[row]] + p->src->profile->rows[row].offset +
+           call->call_index;
+}
 
 static int lane_note(otf2_pass *p, int64_t lane)
 {
@@ -1095,6 +1128,8 @@ static int close_rank_lanes(otf2_pass *p, char *err, size_t errlen)
             rc = fail_otf2(err, errlen, "writing events", closed);
         p->x->locs[l->location].events = l->written;
     }
+    for (size_t k = 0; k < p->num_lanes; k++)
+        free(p->lanes[k].saved);
     p->num_lanes = 0;
     p->cached = 0;
     return rc;
@@ -1151,6 +1186,22 @@ static int otf2_enter(void *ctx, const sp_stream_call *call, int64_t parent, int
     p->w->status = OTF2_EvtWriter_Enter(l->events, NULL, t, call->region);
     l->written++;
     *user = (int64_t)d;
+    if (p->w->status == OTF2_SUCCESS && p->mpi->on && call->mpi) {
+        /* as enter_call: the send or the collective's begin after ENTER */
+        if (d >= l->saved_cap) {
+            size_t cap = l->saved_cap ? 2 * l->saved_cap : 64;
+            int64_t(*grown)[SP_EXTRA_N + 1] = realloc(l->saved, cap * sizeof *grown);
+            if (!grown)
+                return -1;
+            l->saved = grown;
+            l->saved_cap = cap;
+        }
+        memcpy(l->saved[d], call->mpi, SP_EXTRA_N * sizeof *call->mpi);
+        l->saved[d][SP_EXTRA_N] = (int64_t)stream_event(p, call);
+        uint64_t before = l->written;
+        p->w->status = mpi_enter(p->mpi, l->events, t, call->region, call->mpi, &l->written);
+        l->mpi_written |= l->written > before;
+    }
     if (p->w->status != OTF2_SUCCESS) {
         p->failed = 1;
         return -1;
@@ -1170,7 +1221,17 @@ static int otf2_exit(void *ctx, const sp_stream_call *call, int64_t user)
     }
     l->open--;
     uint64_t t = lane_stamp(p->w, l, call->end);
-    p->w->status = OTF2_EvtWriter_Leave(l->events, NULL, t, call->region);
+    p->w->status = OTF2_SUCCESS;
+    if (p->mpi->on && (uint64_t)user < l->saved_cap) {
+        /* as leave_call: the receive or the collective's end before LEAVE */
+        const int64_t *v = l->saved[user];
+        uint64_t before = l->written;
+        p->w->status = mpi_leave(p->mpi, l->events, t, call->region, v,
+                                 (uint64_t)v[SP_EXTRA_N], &l->written);
+        l->mpi_written |= l->written > before;
+    }
+    if (p->w->status == OTF2_SUCCESS)
+        p->w->status = OTF2_EvtWriter_Leave(l->events, NULL, t, call->region);
     l->written++;
     if (p->w->status != OTF2_SUCCESS) {
         p->failed = 1;
@@ -1229,20 +1290,276 @@ static int stream_shift(otf2_pass *p, const sp_run_source *src, const uint32_t *
     return 0;
 }
 
+/* ---- MPI on the stream: what mpi_events_build learns, in one pass ------ *
+ *
+ * Every selected rank streamed once with its MPI columns (sp_stream_rank_mpi)
+ * before anything is written: the ranks with kept calls (the world
+ * members), the communicators in order of first use (by event, as the
+ * in-memory scan meets them), which members call collectives on which
+ * communicator, and the point-to-point ends of the kept calls, paired as
+ * in memory (mpi_flows.h) with the sent bytes of each send.  Memory: the
+ * ends and the communicators, not the calls. */
+
+typedef struct comm_use {
+    int64_t id;
+    uint64_t first;             /* smallest kept event using it */
+} comm_use;
+
+typedef struct membership {
+    int64_t comm;
+    size_t member;
+} membership;
+
+typedef struct sent_bytes {
+    uint64_t event;
+    int64_t sent;
+} sent_bytes;
+
+typedef struct mpi_scan {
+    otf2_pass *p;
+    mpi_events *m;
+    int64_t offset;             /* the rank's clock offset (raw starts) */
+    uint32_t rank;
+    uint64_t kept;              /* kept calls of the rank */
+    comm_use *comms;
+    size_t num_comms, cap_comms;
+    int64_t *rank_comms;        /* communicators of the rank's kept collectives */
+    size_t num_rank_comms, cap_rank_comms;
+    membership *members;
+    size_t num_members, cap_members;
+    sp_mpi_end *sends, *recvs;
+    size_t num_sends, num_recvs, cap_sends, cap_recvs;
+    sent_bytes *sent;
+    size_t num_sent, cap_sent;
+} mpi_scan;
+
+/* Append one element of `size` bytes to *v (n, cap).  0, -1. */
+static int grow_push(void **v, size_t *n, size_t *cap, size_t size, const void *item)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 64;
+        void *grown = realloc(*v, c * size);
+        if (!grown)
+            return -1;
+        *v = grown;
+        *cap = c;
+    }
+    memcpy((char *)*v + *n * size, item, size);
+    (*n)++;
+    return 0;
+}
+
+static int scan_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
+{
+    mpi_scan *s = ctx;
+    *user = parent;
+    if (!sp_stream_filter_keeps(&s->p->filter, call))
+        return 0;
+    s->kept++;
+    const int64_t *v = call->mpi;
+    if (!v || v[SP_EXTRA_MPI_COMM] < 0)
+        return 0;
+    uint64_t e = stream_event(s->p, call);
+    int64_t comm = v[SP_EXTRA_MPI_COMM];
+    if (comm > 0) {
+        size_t k = 0;
+        while (k < s->num_comms && s->comms[k].id != comm)
+            k++;
+        comm_use use = {comm, e};
+        if (k == s->num_comms) {
+            if (grow_push((void **)&s->comms, &s->num_comms, &s->cap_comms, sizeof use, &use))
+                return -1;
+        } else if (e < s->comms[k].first) {
+            s->comms[k].first = e;
+        }
+        if (call->region < s->p->src->profile->num_names &&
+            s->m->collective_of[call->region] >= 0) {
+            size_t j = 0;
+            while (j < s->num_rank_comms && s->rank_comms[j] != comm)
+                j++;
+            if (j == s->num_rank_comms &&
+                grow_push((void **)&s->rank_comms, &s->num_rank_comms, &s->cap_rank_comms,
+                          sizeof comm, &comm))
+                return -1;
+        }
+    }
+    int64_t raw = call->start + s->offset;
+    if (v[SP_EXTRA_MPI_PEER] >= 0 && v[SP_EXTRA_MPI_TAG] >= 0) {
+        sp_mpi_end end = {s->rank, v[SP_EXTRA_MPI_PEER], v[SP_EXTRA_MPI_TAG], comm, raw, e};
+        sent_bytes b = {e, v[SP_EXTRA_MPI_SENT_BYTES]};
+        if (grow_push((void **)&s->sends, &s->num_sends, &s->cap_sends, sizeof end, &end) ||
+            grow_push((void **)&s->sent, &s->num_sent, &s->cap_sent, sizeof b, &b))
+            return -1;
+    }
+    if (v[SP_EXTRA_MPI_SOURCE] >= 0 && v[SP_EXTRA_MPI_RECV_TAG] >= 0) {
+        sp_mpi_end end = {v[SP_EXTRA_MPI_SOURCE], s->rank, v[SP_EXTRA_MPI_RECV_TAG], comm, raw, e};
+        if (grow_push((void **)&s->recvs, &s->num_recvs, &s->cap_recvs, sizeof end, &end))
+            return -1;
+    }
+    return 0;
+}
+
+static int by_first_use(const void *a, const void *b)
+{
+    const comm_use *x = a, *y = b;
+    return (x->first > y->first) - (x->first < y->first);
+}
+
+static int by_sent_event(const void *a, const void *b)
+{
+    const sent_bytes *x = a, *y = b;
+    return (x->event > y->event) - (x->event < y->event);
+}
+
+static int64_t sent_of(const mpi_scan *s, uint64_t event)
+{
+    size_t lo = 0, hi = s->num_sent;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->sent[mid].event < event)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->num_sent && s->sent[lo].event == event ? s->sent[lo].sent : -1;
+}
+
+static void mpi_scan_free(mpi_scan *s)
+{
+    free(s->comms);
+    free(s->rank_comms);
+    free(s->members);
+    free(s->sends);
+    free(s->recvs);
+    free(s->sent);
+}
+
+/* mpi_events_build on the stream (m->on set by the caller).  0, 1 (why:
+ * the in-memory path words it), -1 out of memory. */
+static int mpi_events_stream(mpi_events *m, otf2_pass *p, const uint32_t *ranks,
+                             long num_ranks, char *why, size_t whylen)
+{
+    const sp_profile *prof = p->src->profile;
+    size_t nr = prof->num_ranks ? prof->num_ranks : 1;
+    m->p = prof;
+    m->collective_of = malloc((prof->num_names ? prof->num_names : 1) * sizeof *m->collective_of);
+    m->member_rank = malloc((num_ranks > 0 ? (size_t)num_ranks : 1) * sizeof *m->member_rank);
+    m->index_of_rank = malloc(nr * sizeof *m->index_of_rank);
+    m->location_of = malloc((num_ranks > 0 ? (size_t)num_ranks : 1) * sizeof *m->location_of);
+    if (!m->collective_of || !m->member_rank || !m->index_of_rank || !m->location_of)
+        return -1;
+    for (size_t r = 0; r < prof->num_names; r++) {
+        m->collective_of[r] = -1;
+        for (size_t k = 0; k < NUM_COLLECTIVES; k++)
+            if (!strcmp(prof->names[r], collectives[k].name))
+                m->collective_of[r] = (int)k;
+    }
+    for (size_t r = 0; r < nr; r++)
+        m->index_of_rank[r] = -1;
+    mpi_scan s = {.p = p, .m = m};
+    sp_call_visitor visitor = {scan_enter, NULL, &s};
+    int rc = 0;
+    for (long k = 0; k < num_ranks && rc == 0; k++) {
+        if (sp_stream_rank_file(p->src, ranks[k]) < 0)
+            continue; /* no rows: no calls */
+        s.rank = ranks[k];
+        s.offset = sp_rank_clock_offset(prof, ranks[k]);
+        s.kept = 0;
+        s.num_rank_comms = 0;
+        sp_stream_filter_rank(&p->filter, ranks[k]);
+        sp_stream_rows_of_rank(prof, ranks[k], p->row_of_region);
+        sp_rank_stream_info info;
+        rc = sp_stream_rank_mpi(p->src, ranks[k], s.offset, &visitor, &info, why, whylen);
+        sp_rank_stream_info_free(&info);
+        if (rc == 0 && s.kept && ranks[k] < nr) {
+            size_t j = m->num_members++;
+            m->index_of_rank[ranks[k]] = (int64_t)j;
+            m->location_of[j] = UINT64_MAX;
+            m->member_rank[j] = ranks[k];
+            for (size_t c = 0; c < s.num_rank_comms && rc == 0; c++) {
+                membership ms = {s.rank_comms[c], j};
+                if (grow_push((void **)&s.members, &s.num_members, &s.cap_members, sizeof ms,
+                              &ms))
+                    rc = -1;
+            }
+        }
+    }
+    /* communicators: world first, then the others in order of first use */
+    if (rc == 0 && !(m->comm_id = malloc((s.num_comms + 1) * sizeof *m->comm_id)))
+        rc = -1;
+    if (rc == 0) {
+        if (s.num_comms)
+            qsort(s.comms, s.num_comms, sizeof *s.comms, by_first_use);
+        m->comm_id[0] = 0;
+        m->num_comms = 1;
+        for (size_t k = 0; k < s.num_comms; k++)
+            m->comm_id[m->num_comms++] = s.comms[k].id;
+        m->is_member = calloc(m->num_comms * (m->num_members ? m->num_members : 1), 1);
+        if (!m->is_member)
+            rc = -1;
+    }
+    if (rc == 0) {
+        for (size_t j = 0; j < m->num_members; j++)
+            m->is_member[j] = 1;
+        for (size_t k = 0; k < s.num_members; k++) {
+            int64_t c = comm_ref(m, s.members[k].comm);
+            if (c > 0)
+                m->is_member[(size_t)c * m->num_members + s.members[k].member] = 1;
+        }
+        if (sp_mpi_flows_pair(s.sends, s.num_sends, s.recvs, s.num_recvs, &m->flows) != 0)
+            rc = -1;
+        s.sends = s.recvs = NULL; /* freed by the pairing */
+    }
+    if (rc == 0 &&
+        !(m->sent_of_message = malloc((m->flows.messages + 1) * sizeof *m->sent_of_message)))
+        rc = -1;
+    if (rc == 0) {
+        sp_sort_in_place(s.sent, s.num_sent, sizeof *s.sent, by_sent_event);
+        for (size_t k = 0; k < m->flows.num_ends; k++)
+            if (m->flows.ends[k].send)
+                m->sent_of_message[m->flows.ends[k].id] = sent_of(&s, m->flows.ends[k].event);
+    }
+    mpi_scan_free(&s);
+    return rc;
+}
+
+/* The location of a rank's MPI events, as mark_mpi_location picks it in
+ * memory (lanes in location order): the first lane that wrote an MPI
+ * record, else the rank's first lane. */
+static void stream_mpi_location(otf2_pass *p)
+{
+    int64_t j = p->mpi->on ? world_index(p->mpi, p->rank) : -1;
+    if (j < 0 || p->num_lanes == 0)
+        return;
+    uint64_t first = UINT64_MAX, first_mpi = UINT64_MAX;
+    for (size_t k = 0; k < p->num_lanes; k++) {
+        uint64_t loc = p->lanes[k].location;
+        if (loc < first)
+            first = loc;
+        if (p->lanes[k].mpi_written && loc < first_mpi)
+            first_mpi = loc;
+    }
+    p->mpi->location_of[j] = first_mpi != UINT64_MAX ? first_mpi : first;
+}
+
 int sp_export_otf2_stream(const char *dir, const struct sp_run_source *src,
                           const sp_export_options *options, char *why, size_t whylen)
 {
     const sp_profile *profile = src->profile;
     const sp_selection *sel = options ? options->selection : NULL;
-    const char *reason = sp_run_source_unstreamable(src);
+    const char *reason = sp_run_source_unstreamable_calls(src);
     if (reason) {
         snprintf(why, whylen, "%s", reason);
         return 1;
     }
-    otf2_pass p = {0};
+    otf2_pass p = {.src = src};
     int rc = sp_stream_filter_init(&p.filter, src, sel, why, whylen);
     if (rc != 0)
         return rc;
+    /* MPI records: as in memory, when some file has communicators */
+    mpi_events mpi = {0};
+    for (size_t f = 0; f < src->num_paths; f++)
+        mpi.on |= src->shapes[f].has_extra[SP_EXTRA_MPI_COMM];
     uint32_t *ranks = NULL;
     long num_ranks = sp_selected_ranks(profile, sel, &ranks);
     uint64_t shift = 0;
@@ -1252,6 +1569,13 @@ int sp_export_otf2_stream(const char *dir, const struct sp_run_source *src,
         rc = 1;
     if (rc == 0)
         rc = stream_shift(&p, src, ranks, num_ranks, &shift, why, whylen);
+    if (rc == 0 && mpi.on) {
+        p.file_base = sp_run_source_event_bases(src);
+        p.row_of_region = malloc((profile->num_names + 1) * sizeof *p.row_of_region);
+        rc = p.file_base && p.row_of_region
+                 ? mpi_events_stream(&mpi, &p, ranks, num_ranks, why, whylen)
+                 : -1;
+    }
     archive_export x;
     char err[1024] = "";
     /* the target's problems are the in-memory path's to word */
@@ -1264,10 +1588,15 @@ int sp_export_otf2_stream(const char *dir, const struct sp_run_source *src,
     if (rc != 0) {
         if (rc < 0)
             snprintf(why, whylen, "out of memory");
+        mpi_events_free(&mpi);
+        free(p.file_base);
+        free(p.row_of_region);
         sp_stream_filter_free(&p.filter);
         free(ranks);
         return rc;
     }
+    x.mpi = mpi; /* export_end frees it */
+    p.mpi = &x.mpi;
     x.w.shift = shift;
     p.w = &x.w;
     p.x = &x;
@@ -1291,8 +1620,15 @@ int sp_export_otf2_stream(const char *dir, const struct sp_run_source *src,
             }
         }
         if (rc == 0) {
-            rc = sp_stream_rank(src, ranks[k], offset, &visitor, &info, why, whylen);
+            if (p.mpi->on) {
+                sp_stream_rows_of_rank(profile, ranks[k], p.row_of_region);
+                rc = sp_stream_rank_mpi(src, ranks[k], offset, &visitor, &info, why, whylen);
+            } else {
+                rc = sp_stream_rank(src, ranks[k], offset, &visitor, &info, why, whylen);
+            }
             sp_rank_stream_info_free(&info);
+            if (rc == 0)
+                stream_mpi_location(&p);
             if (rc < 0 && p.replayed) {
                 snprintf(why, whylen, "rank %u: calls far out of time order (replayed from "
                                       "memory, not nested)", ranks[k]);
@@ -1318,6 +1654,8 @@ int sp_export_otf2_stream(const char *dir, const struct sp_run_source *src,
         rc = -1;
     }
     free(p.lanes);
+    free(p.file_base);
+    free(p.row_of_region);
     sp_stream_filter_free(&p.filter);
     free(ranks);
     return rc;

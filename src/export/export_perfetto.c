@@ -451,7 +451,11 @@ int sp_export_perfetto(FILE *out, const sp_profile *profile, const sp_export_opt
  * another lane's calls changes nothing on this one).  With thread ids, a
  * first pass learns the lanes of the kept calls (their sorted order gives
  * the lane indexes of the in-memory walk).  Memory: the stream's windows and
- * the open calls; time: (lanes + 1) passes over a rank with lanes. */
+ * the open calls; time: (lanes + 1) passes over a rank with lanes.
+ *
+ * MPI messages: every selected rank's message ends are read first
+ * (mpi_flows_stream.c); the first pass, which then always runs, marks the
+ * kept ones, and they are paired before the first byte, as in memory. */
 
 typedef struct stream_pass {
     writer *w;
@@ -467,7 +471,20 @@ typedef struct stream_pass {
     uint64_t kept;               /* the first pass: kept calls of the rank */
     sx_stacks stacks;            /* the lane's kept calls still open */
     int64_t ordinal;
+    sp_mpi_flows_stream ends;    /* MPI message ends, until paired */
+    int64_t *row_of_region;      /* the rank's skeleton rows (flows only) */
+    /* the events of the lane's open kept calls, beside `stacks` (a lane pass
+     * keeps calls of one lane only, so they close last in, first out) */
+    uint64_t *open_event;
+    size_t open_depth, open_cap;
 } stream_pass;
+
+/* The call's event as the in-memory run numbers it (its MPI flows). */
+static uint64_t call_event(const stream_pass *p, const sp_stream_call *call)
+{
+    int64_t row = p->row_of_region[call->region];
+    return row >= 0 ? sp_mpi_flows_stream_event(&p->ends, (size_t)row, call->call_index) : 0;
+}
 
 static int note_lane(stream_pass *p, int64_t lane)
 {
@@ -498,7 +515,8 @@ static int note_lane(stream_pass *p, int64_t lane)
 static int close_slice(void *ctx, const sx_open *o)
 {
     stream_pass *p = ctx;
-    slice_event(p->w, o->call_id - p->w->origin, 0, o->region, 0);
+    uint64_t event = p->w->flows && p->open_depth ? p->open_event[--p->open_depth] : 0;
+    slice_event(p->w, o->call_id - p->w->origin, 0, o->region, event);
     return p->w->failed ? -1 : 0;
 }
 
@@ -510,6 +528,8 @@ static int pass_enter(void *ctx, const sp_stream_call *call, int64_t parent, int
         return 0;
     if (p->collecting) {
         p->kept++;
+        if (p->ends.on)
+            sp_mpi_flows_stream_keep(&p->ends, call_event(p, call));
         return note_lane(p, call->lane) < 0 ? -1 : 0;
     }
     if (call->lane != p->target)
@@ -525,11 +545,24 @@ static int pass_enter(void *ctx, const sp_stream_call *call, int64_t parent, int
     }
     /* the calls above the kept parent end before this one begins */
     sx_stack *stack = sx_stacks_enter(&p->stacks, call->lane, parent, close_slice, p);
+    uint64_t event = 0;
+    if (w->flows) {
+        if (p->open_depth == p->open_cap) {
+            size_t cap = p->open_cap ? 2 * p->open_cap : 64;
+            uint64_t *grown = realloc(p->open_event, cap * sizeof *grown);
+            if (!grown)
+                return -1;
+            p->open_event = grown;
+            p->open_cap = cap;
+        }
+        event = call_event(p, call);
+        p->open_event[p->open_depth++] = event;
+    }
     sx_open o = {p->ordinal, call->end, call->region}; /* call_id slot: the end */
     if (!stack || sx_stack_push(stack, &o) < 0)
         return -1;
     p->calls++;
-    slice_event(w, call->start - w->origin, 1, call->region, 0);
+    slice_event(w, call->start - w->origin, 1, call->region, event);
     *user = p->ordinal++;
     return w->failed ? -1 : 1;
 }
@@ -609,12 +642,13 @@ int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
 {
     const sp_profile *profile = src->profile;
     const sp_selection *sel = options ? options->selection : NULL;
-    const char *reason = sp_run_source_unstreamable(src);
+    const char *reason = sp_run_source_unstreamable_calls(src);
     if (reason) {
         snprintf(why, whylen, "%s", reason);
         return 1;
     }
     stream_pass p = {0};
+    sp_mpi_flows flows = {0};
     int rc = sp_stream_filter_init(&p.filter, src, sel, why, whylen);
     if (rc != 0)
         return rc;
@@ -629,6 +663,11 @@ int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
         rc = 1;
     if (rc == 0 && !with_stats)
         rc = first_start_by_passes(src, ranks, num_ranks, &first, why, whylen);
+    if (rc == 0)
+        rc = sp_mpi_flows_stream_open(&p.ends, src, ranks, num_ranks, why, whylen);
+    if (rc == 0 && p.ends.on &&
+        !(p.row_of_region = malloc((profile->num_names + 1) * sizeof *p.row_of_region)))
+        rc = -1;
     if (rc == 0) {
         w->out = out;
         w->profile = profile;
@@ -646,7 +685,8 @@ int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
                                      : NULL;
     if (rc == 0 && (!rank_lanes || !rank_num_lanes))
         rc = -1;
-    int check_first = w && (w->has_lanes || out == stdout);
+    /* (flows: the kept ends are known before the first byte) */
+    int check_first = w && (w->has_lanes || out == stdout || p.ends.on);
     uint64_t kept = 0;
     for (long k = 0; k < num_ranks && rc == 0; k++) {
         uint32_t rank = ranks[k];
@@ -654,6 +694,8 @@ int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
             continue; /* no rows: no calls */
         p.rank = rank;
         sp_stream_filter_rank(&p.filter, rank);
+        if (p.row_of_region)
+            sp_stream_rows_of_rank(profile, rank, p.row_of_region);
         p.num_lanes = 0;
         if (check_first) {
             p.collecting = 1;
@@ -679,16 +721,25 @@ int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
         snprintf(why, whylen, "no calls: the in-memory path words it");
         rc = 1;
     }
+    if (rc == 0 && p.ends.on) {
+        if (sp_mpi_flows_stream_pair(&p.ends, &flows) != 0)
+            rc = -1;
+        else
+            w->flows = &flows;
+    }
     for (long k = 0; k < num_ranks && rc == 0; k++) {
         uint32_t rank = ranks[k];
         p.rank = rank;
         sp_stream_filter_rank(&p.filter, rank);
+        if (p.row_of_region)
+            sp_stream_rows_of_rank(profile, rank, p.row_of_region);
         p.rank_described = 0;
         for (size_t t = 0; t < rank_num_lanes[k] && rc == 0; t++) {
             p.target = rank_lanes[k][t];
             p.lane_index = t;
             p.lane_started = 0;
             p.ordinal = 0;
+            p.open_depth = 0;
             rc = stream_pass_run(&p, src, rank, &visitor, why, whylen);
             if (rc == 0 && sx_stacks_close_all(&p.stacks, close_slice, &p) != 0)
                 rc = -1;
@@ -719,6 +770,10 @@ int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
     free(w);
     sp_stream_filter_free(&p.filter);
     sx_stacks_free(&p.stacks);
+    sp_mpi_flows_stream_close(&p.ends);
+    sp_mpi_flows_free(&flows);
+    free(p.row_of_region);
+    free(p.open_event);
     free(p.lanes);
     free(ranks);
     return rc;

@@ -3,16 +3,11 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-
-struct end {
-    int64_t src, dst, tag, comm;  /* the message key */
-    int64_t start;                /* order within a key */
-    uint64_t event;
-};
+#include <string.h>
 
 static int by_key(const void *a, const void *b)
 {
-    const struct end *x = a, *y = b;
+    const sp_mpi_end *x = a, *y = b;
     const int64_t kx[6] = {x->src, x->dst, x->tag, x->comm, x->start, (int64_t)x->event};
     const int64_t ky[6] = {y->src, y->dst, y->tag, y->comm, y->start, (int64_t)y->event};
     for (int i = 0; i < 6; i++)
@@ -21,7 +16,7 @@ static int by_key(const void *a, const void *b)
     return 0;
 }
 
-static int same_key(const struct end *x, const struct end *y)
+static int same_key(const sp_mpi_end *x, const sp_mpi_end *y)
 {
     return x->src == y->src && x->dst == y->dst && x->tag == y->tag && x->comm == y->comm;
 }
@@ -34,42 +29,98 @@ static int by_event(const void *a, const void *b)
     return y->send - x->send;
 }
 
-int sp_mpi_flows_build(const sp_profile *p, const unsigned char *kept, sp_mpi_flows *out)
+/* ---- an in-place sort ----------------------------------------------------
+ * glibc's qsort merges through a scratch copy as large as the array, which
+ * would be the peak of a streamed export: a quicksort (median of three,
+ * the smaller side first) on elements of at most 64 bytes, whose keys are
+ * all distinct here (the event breaks every tie). */
+#define SORT_MAX_SIZE 64
+
+static void swap_elements(char *a, char *b, size_t size)
 {
-    *out = (sp_mpi_flows){0};
-    const int64_t *peer = p->extra[SP_EXTRA_MPI_PEER], *tag = p->extra[SP_EXTRA_MPI_TAG],
-                  *comm = p->extra[SP_EXTRA_MPI_COMM], *source = p->extra[SP_EXTRA_MPI_SOURCE],
-                  *rtag = p->extra[SP_EXTRA_MPI_RECV_TAG];
-    if (!peer || !tag || !comm || !source || !rtag)
-        return 0;
-    size_t n = p->num_events ? p->num_events : 1;
-    struct end *sends = malloc(n * sizeof *sends), *recvs = malloc(n * sizeof *recvs);
-    size_t ns = 0, nr = 0;
-    if (!sends || !recvs)
-        goto oom;
-    for (size_t r = 0; r < p->num_rows; r++) {
-        const sp_row *row = &p->rows[r];
-        for (uint64_t k = 0; k < row->count; k++) {
-            uint64_t e = row->offset + k;
-            if ((kept && !kept[e]) || comm[e] < 0)
-                continue;
-            if (peer[e] >= 0 && tag[e] >= 0)
-                sends[ns++] = (struct end){row->rank, peer[e], tag[e], comm[e], p->start[e], e};
-            if (source[e] >= 0 && rtag[e] >= 0)
-                recvs[nr++] = (struct end){source[e], row->rank, rtag[e], comm[e], p->start[e], e};
+    char t[SORT_MAX_SIZE];
+    memcpy(t, a, size);
+    memcpy(a, b, size);
+    memcpy(b, t, size);
+}
+
+void sp_sort_in_place(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    char *base = v, pivot[SORT_MAX_SIZE];
+    if (size > SORT_MAX_SIZE) {
+        qsort(v, n, size, cmp);
+        return;
+    }
+    while (n > 16) {
+        char *lo = base, *mid = base + (n / 2) * size, *hi = base + (n - 1) * size;
+        if (cmp(mid, lo) < 0)
+            swap_elements(mid, lo, size);
+        if (cmp(hi, mid) < 0) {
+            swap_elements(hi, mid, size);
+            if (cmp(mid, lo) < 0)
+                swap_elements(mid, lo, size);
+        }
+        memcpy(pivot, mid, size);
+        /* Hoare: [0, j] <= pivot <= [j + 1, n), both sides non-empty */
+        size_t i = (size_t)-1, j = n;
+        for (;;) {
+            do
+                i++;
+            while (cmp(base + i * size, pivot) < 0);
+            do
+                j--;
+            while (cmp(pivot, base + j * size) < 0);
+            if (i >= j)
+                break;
+            swap_elements(base + i * size, base + j * size, size);
+        }
+        size_t left = j + 1, right = n - left;
+        if (left < right) {
+            sp_sort_in_place(base, left, size, cmp);
+            base += left * size;
+            n = right;
+        } else {
+            sp_sort_in_place(base + left * size, right, size, cmp);
+            n = left;
         }
     }
-    qsort(sends, ns, sizeof *sends, by_key);
-    qsort(recvs, nr, sizeof *recvs, by_key);
-    out->ends = malloc(2 * (ns < nr ? ns : nr) * sizeof *out->ends + 1);
-    if (!out->ends)
-        goto oom;
-    /* Walk the keys of both lists in order. */
+    for (size_t k = 1; k < n; k++)
+        for (size_t m = k; m > 0 && cmp(base + m * size, base + (m - 1) * size) < 0; m--)
+            swap_elements(base + m * size, base + (m - 1) * size, size);
+}
+
+/* The paired ends of v (their start holds the message id, 0 unpaired) as
+ * flow ends, written over the records they come from (24 bytes over 48:
+ * never over one not yet read).  Their number. */
+static size_t to_flow_ends(sp_mpi_end *v, size_t n, int send)
+{
+    char *base = (char *)v;
+    size_t m = 0;
+    for (size_t r = 0; r < n; r++) {
+        sp_mpi_end e;
+        memcpy(&e, base + r * sizeof e, sizeof e);
+        if (e.start == 0)
+            continue;
+        sp_mpi_flow_end f = {e.event, (uint64_t)e.start, send};
+        memcpy(base + m * sizeof f, &f, sizeof f);
+        m++;
+    }
+    return m;
+}
+
+int sp_mpi_flows_pair(sp_mpi_end *sends, size_t ns, sp_mpi_end *recvs, size_t nr,
+                      sp_mpi_flows *out)
+{
+    *out = (sp_mpi_flows){0};
+    sp_sort_in_place(sends, ns, sizeof *sends, by_key);
+    sp_sort_in_place(recvs, nr, sizeof *recvs, by_key);
+    /* Walk the keys of both lists in order; a paired end's start (no
+     * longer needed) becomes its message id, 0 for the ends left out. */
     size_t i = 0, j = 0;
     while (i < ns || j < nr) {
-        int c = i < ns && j < nr ? by_key(&(struct end){sends[i].src, sends[i].dst, sends[i].tag,
+        int c = i < ns && j < nr ? by_key(&(sp_mpi_end){sends[i].src, sends[i].dst, sends[i].tag,
                                                         sends[i].comm, 0, 0},
-                                          &(struct end){recvs[j].src, recvs[j].dst, recvs[j].tag,
+                                          &(sp_mpi_end){recvs[j].src, recvs[j].dst, recvs[j].tag,
                                                         recvs[j].comm, 0, 0})
                                  : (i < ns ? -1 : 1);
         size_t i_end = i, j_end = j;
@@ -81,25 +132,73 @@ int sp_mpi_flows_build(const sp_profile *p, const unsigned char *kept, sp_mpi_fl
                 j_end++;
         if (c == 0 && i_end - i == j_end - j) {
             for (size_t k = 0; k < i_end - i; k++) {
-                uint64_t id = ++out->messages;
-                out->ends[out->num_ends++] = (sp_mpi_flow_end){sends[i + k].event, id, 1};
-                out->ends[out->num_ends++] = (sp_mpi_flow_end){recvs[j + k].event, id, 0};
+                int64_t id = (int64_t)++out->messages;
+                sends[i + k].start = id;
+                recvs[j + k].start = id;
             }
         } else {
             out->unpaired += (i_end - i) + (j_end - j);
+            for (size_t k = i; k < i_end; k++)
+                sends[k].start = 0;
+            for (size_t k = j; k < j_end; k++)
+                recvs[k].start = 0;
         }
         i = i_end;
         j = j_end;
     }
-    qsort(out->ends, out->num_ends, sizeof *out->ends, by_event);
-    free(sends);
+    /* Both lists shrink to their flow ends, then become one (the receives
+     * after the sends) in the sends' memory: never more than the ends. */
+    size_t ms = to_flow_ends(sends, ns, 1), mr = to_flow_ends(recvs, nr, 0);
+    sp_mpi_flow_end *ends = realloc(sends, (ms + mr) * sizeof *ends + 1);
+    if (!ends) {
+        free(sends);
+        free(recvs);
+        *out = (sp_mpi_flows){0};
+        return -1;
+    }
+    if (mr)
+        memcpy(ends + ms, recvs, mr * sizeof *ends);
     free(recvs);
+    out->ends = ends;
+    out->num_ends = ms + mr;
+    sp_sort_in_place(out->ends, out->num_ends, sizeof *out->ends, by_event);
     return 0;
-oom:
+}
+
+int sp_mpi_flows_build(const sp_profile *p, const unsigned char *kept, sp_mpi_flows *out)
+{
+    *out = (sp_mpi_flows){0};
+    const int64_t *peer = p->extra[SP_EXTRA_MPI_PEER], *tag = p->extra[SP_EXTRA_MPI_TAG],
+                  *comm = p->extra[SP_EXTRA_MPI_COMM], *source = p->extra[SP_EXTRA_MPI_SOURCE],
+                  *rtag = p->extra[SP_EXTRA_MPI_RECV_TAG];
+    if (!peer || !tag || !comm || !source || !rtag)
+        return 0;
+    size_t n = p->num_events ? p->num_events : 1;
+    sp_mpi_end *sends = malloc(n * sizeof *sends), *recvs = malloc(n * sizeof *recvs);
+    size_t ns = 0, nr = 0;
+    int rc = -1;
+    if (sends && recvs) {
+        for (size_t r = 0; r < p->num_rows; r++) {
+            const sp_row *row = &p->rows[r];
+            for (uint64_t k = 0; k < row->count; k++) {
+                uint64_t e = row->offset + k;
+                if ((kept && !kept[e]) || comm[e] < 0)
+                    continue;
+                if (peer[e] >= 0 && tag[e] >= 0)
+                    sends[ns++] = (sp_mpi_end){row->rank, peer[e], tag[e], comm[e], p->start[e], e};
+                if (source[e] >= 0 && rtag[e] >= 0)
+                    recvs[nr++] =
+                        (sp_mpi_end){source[e], row->rank, rtag[e], comm[e], p->start[e], e};
+            }
+        }
+        rc = sp_mpi_flows_pair(sends, ns, recvs, nr, out);
+        sends = recvs = NULL; /* freed by the pairing */
+    }
     free(sends);
     free(recvs);
-    sp_mpi_flows_free(out);
-    return -1;
+    if (rc != 0)
+        sp_mpi_flows_free(out);
+    return rc;
 }
 
 int sp_mpi_flows_build_selected(const sp_profile *p, const sp_selection *sel,

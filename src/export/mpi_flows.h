@@ -18,6 +18,7 @@
 
 #include "scopeprof/export.h"
 #include "scopeprof/profile.h"
+#include "scopeprof/stream.h"
 
 typedef struct sp_mpi_flow_end {
     uint64_t event;           /* index into the profile's event columns */
@@ -42,6 +43,57 @@ int sp_mpi_flows_build_selected(const sp_profile *p, const sp_selection *sel,
                                 const uint32_t *ranks, long num_ranks, sp_mpi_flows *out,
                                 char *err, size_t errlen);
 void sp_mpi_flows_free(sp_mpi_flows *flows);
+
+/* One end of a message: its key (sender, receiver, tag, communicator),
+ * its start (the order within the key) and its event. */
+typedef struct sp_mpi_end {
+    int64_t src, dst, tag, comm, start;
+    uint64_t event;
+} sp_mpi_end;
+/* The pairing itself, for both paths: sends and receives (malloc'ed:
+ * sorted in place by key, start, event, then freed, whatever the result)
+ * into *out.  0, or -1 when out of memory. */
+int sp_mpi_flows_pair(sp_mpi_end *sends, size_t ns, sp_mpi_end *recvs, size_t nr,
+                      sp_mpi_flows *out);
+
+/* Sort in place (no scratch copy, unlike glibc's qsort): elements of at
+ * most 64 bytes whose keys are all distinct. */
+void sp_sort_in_place(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
+/* ---- The same flows from a run source (mpi_flows_stream.c) ----------------
+ * A first pass over the selected ranks' rows reads the MPI columns in
+ * windows and keeps every event that is a message end (48 bytes each);
+ * the exporter's own first pass marks the ends of the calls it keeps;
+ * then they are paired.  Events are numbered as sp_load_run numbers them
+ * (an order-preserving index: the in-memory tie break), so the ids are
+ * the in-memory path's.  Memory follows the point-to-point ends, not the
+ * calls. */
+typedef struct sp_mpi_flows_stream {
+    const sp_run_source *src;
+    int on;                   /* the run has the five columns flows read */
+    uint64_t *file_base;      /* per path: index of its first event */
+    sp_mpi_end *sends, *recvs; /* candidates, by event */
+    size_t num_sends, num_recvs;
+    unsigned char *send_kept, *recv_kept;
+} sp_mpi_flows_stream;
+
+/* Per file of the run: the index sp_load_run gives its first event (an
+ * order-preserving numbering of the run's events: file base + the event's
+ * position in its file).  malloc'ed, NULL when out of memory. */
+uint64_t *sp_run_source_event_bases(const sp_run_source *src);
+/* Collect the ends of the rows of `ranks` (ascending).  0; 1 when a column
+ * does not read (why set: the in-memory path words it); -1 out of memory.
+ * A run without the columns gives on = 0 and no ends. */
+int sp_mpi_flows_stream_open(sp_mpi_flows_stream *s, const sp_run_source *src,
+                             const uint32_t *ranks, long num_ranks, char *why, size_t whylen);
+/* The event of a call: skeleton row, position in the row. */
+uint64_t sp_mpi_flows_stream_event(const sp_mpi_flows_stream *s, size_t row,
+                                   uint64_t call_index);
+/* The call at `event` is kept by the export. */
+void sp_mpi_flows_stream_keep(sp_mpi_flows_stream *s, uint64_t event);
+/* Pair the kept ends into *out (the candidates are released).  0, -1. */
+int sp_mpi_flows_stream_pair(sp_mpi_flows_stream *s, sp_mpi_flows *out);
+void sp_mpi_flows_stream_close(sp_mpi_flows_stream *s);
 /* The ends at event e: *count of them (0, 1 or 2) starting at the result. */
 const sp_mpi_flow_end *sp_mpi_flows_at(const sp_mpi_flows *flows, uint64_t e, size_t *count);
 

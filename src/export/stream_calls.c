@@ -74,7 +74,8 @@ int sx_run_pass(sx_run *run, uint32_t rank, const sp_call_visitor *visitor, char
 {
     sp_rank_stream_info info;
     int64_t offset = sp_rank_clock_offset(run->profile, rank);
-    int rc = sp_stream_rank(run->src, rank, offset, visitor, &info, why, whylen);
+    int rc = run->read_mpi ? sp_stream_rank_mpi(run->src, rank, offset, visitor, &info, why, whylen)
+                           : sp_stream_rank(run->src, rank, offset, visitor, &info, why, whylen);
     if (rc == 0 && info.first_start != INT64_MAX && info.first_start + offset < run->raw_first)
         run->raw_first = info.first_start + offset;
     sp_rank_stream_info_free(&info);

@@ -29,6 +29,8 @@ typedef struct sx_run {
     int64_t *row_of_region;      /* the rank being streamed: region -> skeleton row, -1 */
     int64_t raw_first;           /* earliest raw start of the ranks streamed so far
                                     (INT64_MAX: none) */
+    int read_mpi;                /* passes hand each call its MPI columns
+                                    (sp_stream_rank_mpi) */
 } sx_run;
 
 /* The checks every streamed export makes before reading calls: a run the

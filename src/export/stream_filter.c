@@ -141,62 +141,6 @@ int sp_stream_check_run(const sp_run_source *src, const uint32_t *selected, long
     return 0;
 }
 
-/* Values per read of an unread column: 512 KiB of int64 (the chunk cache
- * holds what a window shares with the next). */
-#define UNREAD_WINDOW 65536
-
-static int read_unread_columns(const sp_run_source *src, size_t f, int64_t *window, char *why,
-                               size_t whylen)
-{
-    const sp_h5_event_shape *shape = &src->shapes[f];
-    char err[1024];
-    sp_h5_event_reader *r = sp_h5_event_reader_open(src->paths[f], shape, (size_t)1 << 20, err,
-                                                    sizeof err);
-    if (!r) {
-        snprintf(why, whylen, "%s", err);
-        return 1;
-    }
-    int rc = 0;
-    for (int c = -1; rc == 0 && c < SP_EXTRA_N; c++) { /* -1: await_ns */
-        if (c < 0 ? !shape->has_await : !shape->has_extra[c])
-            continue;
-        for (uint64_t at = 0; rc == 0 && at < shape->num_events; at += UNREAD_WINDOW) {
-            uint64_t left = shape->num_events - at;
-            size_t n = left < UNREAD_WINDOW ? (size_t)left : UNREAD_WINDOW;
-            if ((c < 0 ? sp_h5_event_reader_read(r, SP_H5_COL_AWAIT, at, n, window)
-                       : sp_h5_event_reader_read_extra(r, c, at, n, window)) != 0) {
-                snprintf(why, whylen, "%s: events/%s does not read", src->paths[f],
-                         c < 0 ? "await_ns" : sp_event_extra_names[c]);
-                rc = 1;
-            }
-        }
-    }
-    sp_h5_event_reader_close(r);
-    return rc;
-}
-
-int sp_stream_check_unread_columns(const sp_run_source *src, char *why, size_t whylen)
-{
-    int64_t *window = NULL;
-    int rc = 0;
-    for (size_t f = 0; rc == 0 && f < src->num_paths; f++) {
-        const sp_h5_event_shape *shape = &src->shapes[f];
-        int any = shape->has_await;
-        for (int c = 0; c < SP_EXTRA_N; c++)
-            any |= shape->has_extra[c];
-        if (!any || shape->num_events == 0)
-            continue;
-        if (!window && !(window = malloc(UNREAD_WINDOW * sizeof *window))) {
-            snprintf(why, whylen, "out of memory");
-            rc = -1;
-            break;
-        }
-        rc = read_unread_columns(src, f, window, why, whylen);
-    }
-    free(window);
-    return rc;
-}
-
 int sp_stream_nesting_error(const sp_run_source *src, const sp_selection *sel, uint32_t *rank,
                             char *err, size_t errlen)
 {
@@ -236,8 +180,12 @@ int sp_stream_nesting_error(const sp_run_source *src, const sp_selection *sel, u
             continue; /* streamed above */
         rc = check_rank(src, other, 0, NULL, why, sizeof why) == 1;
     }
-    if (rc == 0)
-        rc = sp_stream_check_unread_columns(src, why, sizeof why);
+    /* the columns the call stream leaves unread: read when the source
+     * opened (run_source.c) */
+    if (rc == 0 && src->unreadable[0]) {
+        snprintf(why, sizeof why, "%s", src->unreadable);
+        rc = 1;
+    }
     if (rc == 0)
         *rank = ranks[failed];
     else

@@ -46,13 +46,6 @@ long sp_stream_rank_file(const sp_run_source *src, uint32_t rank);
 int sp_stream_check_run(const sp_run_source *src, const uint32_t *selected, long num_selected,
                         int64_t *first_start, char *why, size_t whylen);
 
-/* The columns the call stream leaves unread (the MPI columns events/mpi_*,
- * events/await_ns) read through in windows, in every file, as the
- * in-memory reader reads them: for a streamed command that must refuse
- * what that path refuses.  0; 1 when one does not read (why set: the
- * in-memory path words it); -1 out of memory. */
-int sp_stream_check_unread_columns(const sp_run_source *src, char *why, size_t whylen);
-
 /* A streamed export gave up on a rank whose calls do not nest: the line
  * the in-memory path prints then, found on the stream, without loading the
  * run.  That path reads every file first (sp_load_run: the reader's checks

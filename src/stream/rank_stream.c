@@ -47,6 +47,7 @@ typedef struct cursor {
     size_t len;               /* events in the window */
     int64_t prev_start;
     int64_t *col[SP_H5_COL_N];
+    int64_t *xcol[SP_EXTRA_N]; /* sp_stream_rank_mpi: the MPI columns the file has */
     int64_t start, end;       /* of event pos (decoded) */
 } cursor;
 
@@ -106,6 +107,10 @@ typedef struct stream_state {
     char crossing[1024];
     unsigned char *referenced; /* parent ids seen after the crossing */
     uint64_t referenced_span;
+    /* sp_stream_rank_mpi: the MPI columns read with the others, handed to
+     * enter (-1 where the file lacks a column, as the in-memory run has it) */
+    int mpi;
+    int64_t mpi_values[SP_EXTRA_N];
 } stream_state;
 
 static int give_up(stream_state *st, const char *what)
@@ -287,6 +292,9 @@ static int cursor_fill(stream_state *st, size_t k)
     size_t n = window_end(st, c->pos, r->end);
     for (int col = 0; col < SP_H5_COL_N; col++)
         if (c->col[col] && sp_h5_event_reader_read(st->reader, col, c->pos, n, c->col[col]))
+            return -1;
+    for (int x = 0; x < SP_EXTRA_N; x++)
+        if (c->xcol[x] && sp_h5_event_reader_read_extra(st->reader, x, c->pos, n, c->xcol[x]))
             return -1;
     c->base = c->pos;
     c->len = n;
@@ -579,7 +587,13 @@ static int visit(stream_state *st, size_t k)
         .kept_above = kept_above,
     };
     int64_t parent_user = kept_above >= 0 ? ls->calls[kept_above].user : -1;
+    if (st->mpi) {
+        for (int x = 0; x < SP_EXTRA_N; x++)
+            st->mpi_values[x] = c->xcol[x] ? c->xcol[x][i] : -1;
+        oc->call.mpi = st->mpi_values;
+    }
     int keep = st->visitor->enter(st->visitor->ctx, &oc->call, parent_user, &oc->user);
+    oc->call.mpi = NULL; /* valid during enter only */
     if (keep < 0) {
         st->visitor_failed = 1;
         return -1;
@@ -601,6 +615,8 @@ static int merge_runs(stream_state *st)
     size_t cols = 0;
     for (int col = 0; col < SP_H5_COL_N; col++)
         cols += wanted(sh, col);
+    for (int x = 0; st->mpi && x < SP_EXTRA_N; x++)
+        cols += sh->has_extra[x] != 0;
     /* A run's window never exceeds the run: many short rows cost their size. */
     size_t values;
     for (;;) {
@@ -629,6 +645,11 @@ static int merge_runs(stream_state *st)
         for (int col = 0; col < SP_H5_COL_N; col++)
             if (wanted(sh, col)) {
                 c->col[col] = next;
+                next += len < st->window ? len : st->window;
+            }
+        for (int x = 0; st->mpi && x < SP_EXTRA_N; x++)
+            if (sh->has_extra[x]) {
+                c->xcol[x] = next;
                 next += len < st->window ? len : st->window;
             }
         c->pos = st->runs[k].begin;
@@ -754,6 +775,13 @@ static int replay_in_memory(stream_state *st, const char *path)
             st->opt.event(st->opt.event_ctx, call.start + st->offset, call.end + st->offset);
         int64_t at = row_offset[calls.region[i]];
         call.call_id = full->call_ids && at >= 0 ? full->call_ids[at + calls.call_index[i]] : -1;
+        if (st->mpi) {
+            for (int x = 0; x < SP_EXTRA_N; x++)
+                st->mpi_values[x] = full->extra[x] && at >= 0
+                                        ? full->extra[x][at + calls.call_index[i]]
+                                        : -1;
+            call.mpi = st->mpi_values;
+        }
         if (call.start < info->first_start)
             info->first_start = call.start;
         if (call.end > info->last_end)
@@ -887,15 +915,33 @@ void sp_stream_release_reader(const sp_run_source *src)
     memset(&kept, 0, sizeof kept);
 }
 
+static int stream_rank(const sp_run_source *src, uint32_t rank, int64_t clock_offset,
+                       const sp_call_visitor *visitor, const sp_stream_options *options,
+                       int mpi, sp_rank_stream_info *info, char *why, size_t whylen);
+
 int sp_stream_rank_with(const sp_run_source *src, uint32_t rank, int64_t clock_offset,
                         const sp_call_visitor *visitor, const sp_stream_options *options,
                         sp_rank_stream_info *info, char *why, size_t whylen)
+{
+    return stream_rank(src, rank, clock_offset, visitor, options, 0, info, why, whylen);
+}
+
+int sp_stream_rank_mpi(const sp_run_source *src, uint32_t rank, int64_t clock_offset,
+                       const sp_call_visitor *visitor, sp_rank_stream_info *info, char *why,
+                       size_t whylen)
+{
+    return stream_rank(src, rank, clock_offset, visitor, NULL, 1, info, why, whylen);
+}
+
+static int stream_rank(const sp_run_source *src, uint32_t rank, int64_t clock_offset,
+                       const sp_call_visitor *visitor, const sp_stream_options *options,
+                       int mpi, sp_rank_stream_info *info, char *why, size_t whylen)
 {
     memset(info, 0, sizeof *info);
     info->first_start = INT64_MAX;
     info->last_end = INT64_MIN;
     stream_state st = {.src = src, .rank = rank, .offset = clock_offset, .visitor = visitor,
-                       .info = info, .why = why, .whylen = whylen};
+                       .info = info, .why = why, .whylen = whylen, .mpi = mpi};
     if (options)
         st.opt = *options;
     const sp_profile *p = src->profile;

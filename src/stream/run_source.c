@@ -8,6 +8,53 @@
 #include "scopeprof/h5.h"
 #include "scopeprof/stream.h"
 
+/* Every value of the columns the call stream leaves alone must read, as
+ * the in-memory reader reads them (their lengths were checked with the
+ * skeleton): await_ns and the MPI columns of every file, in windows. */
+#define OTHER_WINDOW 65536
+
+static void read_other_columns(sp_run_source *src)
+{
+    int64_t *window = NULL;
+    for (size_t f = 0; f < src->num_paths && !src->unreadable[0]; f++) {
+        const sp_h5_event_shape *shape = &src->shapes[f];
+        int wanted = shape->has_await;
+        for (int c = 0; c < SP_EXTRA_N; c++)
+            wanted |= shape->has_extra[c];
+        if (!wanted || shape->num_events == 0)
+            continue;
+        char err[1024];
+        sp_h5_event_reader *r = sp_h5_event_reader_open(src->paths[f], shape, 1 << 20, err,
+                                                        sizeof err);
+        if (!window)
+            window = malloc(OTHER_WINDOW * sizeof *window);
+        if (!r || !window) {
+            snprintf(src->unreadable, sizeof src->unreadable, "%s",
+                     r ? "out of memory" : "event columns cannot be opened");
+            sp_h5_event_reader_close(r);
+            break;
+        }
+        for (int c = -1; !src->unreadable[0] && c < SP_EXTRA_N; c++) {
+            if (c < 0 ? !shape->has_await : !shape->has_extra[c])
+                continue;
+            for (uint64_t at = 0; at < shape->num_events; at += OTHER_WINDOW) {
+                size_t n = shape->num_events - at < OTHER_WINDOW
+                               ? (size_t)(shape->num_events - at)
+                               : OTHER_WINDOW;
+                int got = c < 0 ? sp_h5_event_reader_read(r, SP_H5_COL_AWAIT, at, n, window)
+                                : sp_h5_event_reader_read_extra(r, c, at, n, window);
+                if (got != 0) {
+                    snprintf(src->unreadable, sizeof src->unreadable, "events/%s does not read",
+                             c < 0 ? "await_ns" : sp_event_extra_names[c]);
+                    break;
+                }
+            }
+        }
+        sp_h5_event_reader_close(r);
+    }
+    free(window);
+}
+
 int sp_run_source_open(sp_run_source *src, const char *const *args, size_t count, char *err,
                        size_t errlen)
 {
@@ -19,6 +66,8 @@ int sp_run_source_open(sp_run_source *src, const char *const *args, size_t count
         src->any_task |= src->shapes[i].has[SP_H5_COL_TASK];
         src->any_parent |= src->shapes[i].has[SP_H5_COL_PARENT];
     }
+    if (src->profile)
+        read_other_columns(src);
     return src->profile ? 0 : -1;
 }
 
@@ -67,6 +116,8 @@ static int duplicate_rows(const sp_run_source *src)
 
 const char *sp_run_source_unstreamable_calls(const sp_run_source *src)
 {
+    if (src->unreadable[0])
+        return src->unreadable;
     if (src->profile->aggregate)
         return "aggregate layout";
     if (duplicate_rows(src))

@@ -1,9 +1,9 @@
 /* validate_stream.c - `scopeprof validate` of a sound file in bounded
  * memory: the skeleton read, every rank streamed with nesting required,
- * then the columns the stream does not read (MPI columns, await_ns) read
- * in windows, as the checker's reader reads every column.  Whatever looks
- * wrong is handed to the full checker (sp_h5_check), which lists every
- * problem in its own words. */
+ * and the columns the stream does not read (MPI columns, await_ns), which
+ * the run source reads in windows when it opens, as the checker's reader
+ * reads every column.  Whatever looks wrong is handed to the full checker
+ * (sp_h5_check), which lists every problem in its own words. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,48 +42,7 @@ static int skip_exit(void *ctx, const sp_stream_call *call, int64_t user)
     return 0;
 }
 
-/* Every value of the columns the call stream leaves alone must read, as
- * the checker's reader reads them (their lengths were checked when the
- * run source was opened). */
 #define OTHER_WINDOW 65536
-
-static int read_other_columns(const sp_run_source *src, char *why, size_t whylen)
-{
-    const sp_h5_event_shape *shape = &src->shapes[0];
-    int wanted = shape->has_await;
-    for (int c = 0; c < SP_EXTRA_N; c++)
-        wanted |= shape->has_extra[c];
-    if (!wanted || shape->num_events == 0)
-        return 0;
-    char err[1024];
-    sp_h5_event_reader *r = sp_h5_event_reader_open(src->paths[0], shape, 1 << 20, err, sizeof err);
-    if (!r) {
-        snprintf(why, whylen, "%s", err);
-        return 1;
-    }
-    int64_t *window = malloc(OTHER_WINDOW * sizeof *window);
-    int rc = window ? 0 : 1;
-    if (!window)
-        snprintf(why, whylen, "out of memory");
-    for (int c = -1; rc == 0 && c < SP_EXTRA_N; c++) {
-        if (c < 0 ? !shape->has_await : !shape->has_extra[c])
-            continue;
-        for (uint64_t at = 0; rc == 0 && at < shape->num_events; at += OTHER_WINDOW) {
-            size_t n = shape->num_events - at < OTHER_WINDOW ? (size_t)(shape->num_events - at)
-                                                             : OTHER_WINDOW;
-            int got = c < 0 ? sp_h5_event_reader_read(r, SP_H5_COL_AWAIT, at, n, window)
-                            : sp_h5_event_reader_read_extra(r, c, at, n, window);
-            if (got != 0) {
-                snprintf(why, whylen, "events/%s does not read",
-                         c < 0 ? "await_ns" : sp_event_extra_names[c]);
-                rc = 1;
-            }
-        }
-    }
-    free(window);
-    sp_h5_event_reader_close(r);
-    return rc;
-}
 
 /* Every fork parent id of `rank` is -1 or one of its calls. */
 static int check_fork_parents(const sp_run_source *src, uint32_t rank, const call_ids *ids,
@@ -187,8 +146,11 @@ int sp_stream_validate(const char *path, char *why, size_t whylen)
         snprintf(why, whylen, "two rows for one rank and region");
         rc = 1;
     }
-    if (rc == 0)
-        rc = read_other_columns(&src, why, whylen);
+    /* await_ns and the MPI columns: read whole when the source opened */
+    if (rc == 0 && src.unreadable[0]) {
+        snprintf(why, whylen, "%s", src.unreadable);
+        rc = 1;
+    }
     free(done);
     sp_run_source_close(&src);
     return rc;

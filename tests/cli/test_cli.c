@@ -1811,3 +1811,57 @@ Test(cli, export_otf2_streamed_falls_back_on_a_late_rank_that_does_not_nest)
     result_free(&s);
     result_free(&m);
 }
+
+/* The columns no pass reads whole (await_ns, events/mpi_*) are read when
+ * the run source opens, as the in-memory reader reads every column: a run
+ * whose mpi_tag, mpi_source, mpi_recv_tag or await_ns does not read goes to
+ * the in-memory path, which refuses it with its own line, for the report
+ * and the exports alike (the streamed path let it pass before).  The files
+ * are scripts/bench/gen_mpi_ranks.py's (no fork edges: no file is read
+ * whole on the stream). */
+Test(cli, damaged_mpi_and_await_columns_take_the_in_memory_path)
+{
+    static const char *const columns[] = {"mpi_tag", "mpi_source", "mpi_recv_tag", "await_ns"};
+    for (size_t k = 0; k < sizeof columns / sizeof *columns; k++) {
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd,
+                 "rm -rf %s/mpi && /usr/bin/python3 %s/../scripts/bench/gen_mpi_ranks.py "
+                 "%s/mpi 3 200 && /usr/bin/python3 -c \"import h5py, numpy\n"
+                 "f = h5py.File('%s/mpi/bench_rank00001.h5', 'r+')\n"
+                 "n = len(f['events/mpi_peer'])\n"
+                 "if '%s' in f['events']: del f['events/%s']\n"
+                 "f.create_dataset('events/%s', data=numpy.array([b'x'] * n, dtype='S8'))\"",
+                 dir, TEST_SOURCE_DIR, dir, dir, columns[k], columns[k], columns[k]);
+        cr_assert_eq(system(cmd), 0, "%s", cmd);
+        char line[160], trace_line[160];
+        snprintf(line, sizeof line,
+                 "mpi/bench_rank00001.h5: events/%s cannot be read (wrong type, or damaged)\n",
+                 columns[k]);
+        const char *const cases[][8] = {
+            {"report", "mpi", NULL},
+            {"export", "folded", "mpi", "-o", "out.folded", NULL},
+            {"export", "chrome", "mpi", "-o", "out.json", NULL},
+        };
+        for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+            const char *cmd_name = cases[c][0];
+            static const char *const traces[][2] = {{"SCOPEPROF_REPORT_TRACE=1", NULL},
+                                                    {"SCOPEPROF_EXPORT_TRACE=1", NULL}};
+            static const char *const memory[][2] = {{"SCOPEPROF_REPORT_IN_MEMORY=1", NULL},
+                                                    {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL}};
+            int exp = cmd_name[0] == 'e';
+            result s = run_env(cases[c], traces[exp]), m = run_env(cases[c], memory[exp]);
+            cr_expect_eq(s.status, 1, "%s %s: %s", columns[k], cmd_name, s.err);
+            cr_expect_eq(m.status, 1, "%s %s: %s", columns[k], cmd_name, m.err);
+            snprintf(trace_line, sizeof trace_line,
+                     "scopeprof %s: in memory: events/%s does not read\n", cmd_name, columns[k]);
+            size_t t = strlen(trace_line);
+            cr_expect_eq(strncmp(s.err, trace_line, t), 0, "%s", s.err);
+            /* then the in-memory path's words */
+            cr_expect_str_eq(s.err + (strncmp(s.err, trace_line, t) ? 0 : t), m.err, "%s %s",
+                             columns[k], cmd_name);
+            cr_expect_neq(strstr(m.err, line), NULL, "%s", m.err);
+            result_free(&s);
+            result_free(&m);
+        }
+    }
+}

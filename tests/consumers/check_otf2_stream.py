@@ -9,12 +9,16 @@ and without filters, what otf2-print shows of the streamed archive (events,
 and with -G the definitions) is what it shows of the in-memory path's
 (SCOPEPROF_EXPORT_IN_MEMORY=1), the event and definition files are the same
 bytes, with the same messages (or the same failure); the stream must take
-the files without MPI columns."""
+the files without MPI columns, and the runs with them: the 2-rank MPI program
+of common.inputs and tests/programs/mpi/mpi_calls.c on 4 ranks under each
+MPI (messages, collectives on MPI_COMM_WORLD and on sub-communicators), with
+filters that drop message ends and ranks."""
 import os
 import shutil
 import subprocess
 
-from common import HERE, SCOPEPROF, fail, scattered_input, stream_inputs, workdir
+from common import (HERE, MPI_LAUNCHERS, SCOPEPROF, fail, mpi_calls_run, scattered_input,
+                    stream_inputs, workdir)
 
 d = workdir("otf2-stream")
 if os.environ.get("SCOPEPROF_HAVE_OTF2") != "1":
@@ -92,7 +96,18 @@ subprocess.run(["/usr/bin/python3", os.path.join(HERE, "..", "..", "scripts", "b
 export("big", [big])
 export("big", [big], "--include", "outer|leaf")
 export("scattered", scattered_input(d), show=False)  # 2.4 M events: the files only
-for must in ("synthetic", "threads", "basic", "big") + (("omp",) if omp else ()):
+mpi_runs = []
+for family in MPI_LAUNCHERS:
+    files = mpi_calls_run(d, family)
+    if files is None:
+        continue
+    mpi_runs.append(family)
+    for options in ([], ["--exclude", "MPI_Send"], ["--ranks", "1,2"],
+                    ["--min-duration", "0.000001"], ["--include", "MPI_Bcast|MPI_Sendrecv"],
+                    ["--exclude", "main"]):
+        export(family, files, *options)
+for must in ("synthetic", "threads", "basic", "big") + (("omp",) if omp else ()) + \
+        (("mpi",) if "mpi" in dict(all_inputs) else ()) + tuple(mpi_runs):
     if must not in STREAMED:
         fail(f"{must}: export otf2 did not stream (streamed: {sorted(STREAMED)})")
 print(f"ok: streamed: {sorted(STREAMED)}")

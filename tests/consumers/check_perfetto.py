@@ -20,7 +20,8 @@ import re
 import subprocess
 import sys
 
-from common import SCOPEPROF, fail, inputs, lane_names, scopeprof, workdir
+from common import (MPI_CALLS_RANKS, MPI_LAUNCHERS, SCOPEPROF, fail, inputs, lane_names,
+                    mpi_calls_run, scopeprof, workdir)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROTO_DIR = os.path.join(HERE, "perfetto")
@@ -287,32 +288,32 @@ print(f"ok: big: {len(got)} slices, {per_call:.1f} bytes per call")
 # MPI_Sendrecv), r -> r (the polling loop), 0 -> 2 and 1 -> 3 in the
 # sub-communicator (the same pairs tests/integration/test_mpi_calls.c
 # expects of the chrome export).
-N = 4
-LAUNCHERS = {"openmpi": ["mpirun.openmpi", "--oversubscribe", "-np", str(N), "-x",
-                         "LD_PRELOAD=" + os.environ["SCOPEPROF_SHIM"]],
-             "mpich": ["mpiexec.mpich", "-np", str(N), "-genv", "LD_PRELOAD",
-                       os.environ["SCOPEPROF_SHIM"]]}
+N = MPI_CALLS_RANKS
 ran = 0
-for family, launcher in LAUNCHERS.items():
-    exe = os.path.join(os.environ["SCOPEPROF_PROGRAMS"], "mpi", "mpi_calls_" + family)
-    if not os.access(exe, os.X_OK) or not shutil.which(launcher[0]):
-        print(f"note: {family} flows skipped ({exe} not built or no {launcher[0]})")
+FLOW_FAMILIES = []
+for family in MPI_LAUNCHERS:
+    files = mpi_calls_run(d, family)
+    if files is None:
         continue
-    run = os.path.join(d, "mpi-flows-" + family)
-    os.makedirs(run)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SCOPE_PROFILER_")}
-    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    r = subprocess.run([*launcher, exe, "10"], cwd=run, env=env, capture_output=True, text=True,
-                       timeout=120)
-    if r.returncode != 0:
-        fail(f"{family}: mpi_calls exited {r.returncode}:\n{r.stdout}{r.stderr}")
-    files = sorted(glob.glob(os.path.join(run, "*_rank*.h5")))
-    if len(files) != N:
-        fail(f"{family}: {len(files)} rank files")
+    run = os.path.dirname(files[0])
     out = os.path.join(run, "trace.pftrace")
     export(family, files, out)
+    # on the stream (the message ends of every rank read first), with the
+    # in-memory bytes, also with filters that drop ends (their messages
+    # are left out as in memory) and on standard output
+    for i, options in enumerate((["--exclude", "MPI_Send"], ["--ranks", "1,2"],
+                                 ["--min-duration", "0.000001"], ["--include", "MPI_Sendrecv"])):
+        export(f"{family}-{i}", files, os.path.join(run, f"t{i}.pftrace"), *options)
+        if f"{family}-{i}" not in STREAMED:
+            fail(f"{family} {' '.join(options)}: export perfetto did not stream")
+    piped = subprocess.run([SCOPEPROF, "export", "perfetto", *files, "-o", "-"],
+                           capture_output=True, env=dict(os.environ, SCOPEPROF_EXPORT_TRACE="1"))
     with open(out, "rb") as f:
         data = f.read()
+    if piped.returncode or b"scopeprof export: streamed" not in piped.stderr or \
+            piped.stdout != data:
+        fail(f"{family}: export perfetto -o - did not stream the file's bytes: "
+             f"{piped.stderr!r}")
     _, _, flows = slices_of(decode_checked(family, data))
     pairs = collections.Counter()
     for fid, ends in flows.items():
@@ -332,10 +333,12 @@ for family, launcher in LAUNCHERS.items():
         fail(f"{family}: flows {dict(pairs)} (ids {sorted(flows)}), the program sends {dict(want)}")
     print(f"ok: {family}: {len(flows)} MPI messages as flows, each send -> receive pair exact")
     ran += 1
+    FLOW_FAMILIES.append(family)
 if ran == 0:
     print("note: no MPI built: the flows were not checked")
 # the stream takes files without MPI columns (h5py's, the shim's threads)
-for must in ("sequential", "big"):
+# and the MPI runs, flows included
+for must in ("sequential", "big") + tuple(FLOW_FAMILIES):
     if must not in STREAMED:
         fail(f"{must}: export perfetto did not stream (streamed: {STREAMED})")
 print(f"ok: streamed: {sorted(set(STREAMED))}")

@@ -193,3 +193,36 @@ def stream_inputs(d):
     if omp:
         found.append(("omp", omp))
     return found, omp
+
+
+# ---- the MPI program of the message checks ----------------------------------
+
+MPI_CALLS_RANKS = 4
+MPI_LAUNCHERS = {
+    "openmpi": ["mpirun.openmpi", "--oversubscribe", "-np", str(MPI_CALLS_RANKS), "-x",
+                "LD_PRELOAD=" + os.environ.get("SCOPEPROF_SHIM", "")],
+    "mpich": ["mpiexec.mpich", "-np", str(MPI_CALLS_RANKS), "-genv", "LD_PRELOAD",
+              os.environ.get("SCOPEPROF_SHIM", "")]}
+
+
+def mpi_calls_run(d, family):
+    """tests/programs/mpi/mpi_calls.c on 4 ranks under the shim with one MPI
+    family (the messages of tests/integration/test_mpi_calls.c): its rank
+    files, or None when that MPI is not built here."""
+    launcher = MPI_LAUNCHERS[family]
+    exe = os.path.join(os.environ["SCOPEPROF_PROGRAMS"], "mpi", "mpi_calls_" + family)
+    if not os.access(exe, os.X_OK) or not shutil.which(launcher[0]):
+        print(f"note: {family} run skipped ({exe} not built or no {launcher[0]})")
+        return None
+    run = os.path.join(d, "mpi-calls-" + family)
+    os.makedirs(run)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCOPE_PROFILER_")}
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    r = subprocess.run([*launcher, exe, "10"], cwd=run, env=env, capture_output=True,
+                       text=True, timeout=120)
+    if r.returncode != 0:
+        fail(f"{family}: mpi_calls exited {r.returncode}:\n{r.stdout}{r.stderr}")
+    files = sorted(glob.glob(os.path.join(run, "*_rank*.h5")))
+    if len(files) != MPI_CALLS_RANKS:
+        fail(f"{family}: {len(files)} rank files")
+    return files

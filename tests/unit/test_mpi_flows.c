@@ -110,3 +110,46 @@ Test(mpi_flows, no_columns_no_flows)
     sp_mpi_flows_free(&f);
     sp_profile_free(p);
 }
+
+static int by_u64_then_tag(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    if (x[0] != y[0])
+        return x[0] < y[0] ? -1 : 1;
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* The pairing's sort (no scratch copy) orders like qsort: random, sorted,
+ * reversed and all-equal-first-key inputs, sizes around its cut-over to
+ * insertion sort, elements of 16 and 48 bytes. */
+Test(mpi_flows, in_place_sort_orders_like_qsort)
+{
+    static const size_t sizes[] = {0, 1, 2, 15, 16, 17, 33, 1000, 100003};
+    unsigned seed = 12345;
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+        for (int shape = 0; shape < 4; shape++)
+            for (size_t words = 2; words <= 6; words += 4) {
+                size_t n = sizes[s];
+                uint64_t *a = calloc(n * words + 1, sizeof *a);
+                uint64_t *b = calloc(n * words + 1, sizeof *b);
+                cr_assert(a && b);
+                for (size_t i = 0; i < n; i++) {
+                    seed = seed * 1103515245u + 12345u;
+                    uint64_t key = shape == 0   ? seed % 997
+                                   : shape == 1 ? i
+                                   : shape == 2 ? n - i
+                                                : 7;
+                    a[i * words] = key;
+                    a[i * words + 1] = i; /* distinct: the tie break */
+                    for (size_t w = 2; w < words; w++)
+                        a[i * words + w] = key * 31 + w;
+                }
+                memcpy(b, a, n * words * sizeof *a);
+                sp_sort_in_place(a, n, words * sizeof *a, by_u64_then_tag);
+                qsort(b, n, words * sizeof *b, by_u64_then_tag);
+                cr_expect_eq(memcmp(a, b, n * words * sizeof *a), 0, "n %zu shape %d words %zu",
+                             n, shape, words);
+                free(a);
+                free(b);
+            }
+}

@@ -265,3 +265,113 @@ Test(rank_stream, without_rows_on_crossing_or_with_many_lanes_a_crossing_gives_u
     int64_t none[2][3] = {{0}};
     cr_assert_eq(stream_rows_only(p, "lanes", none), 1);
 }
+
+/* sp_stream_rank_mpi: each call's MPI columns at enter, as the file holds
+ * them at its event (-1 for a column the file lacks), from the windows and
+ * from a rank replayed from memory; NULL at exit and from sp_stream_rank. */
+typedef struct mpi_seen {
+    const sp_profile *full;
+    size_t calls, wrong;
+    int null_seen;
+} mpi_seen;
+
+static int mpi_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
+{
+    mpi_seen *m = ctx;
+    *user = parent;
+    m->calls++;
+    if (!call->mpi) {
+        m->null_seen = 1;
+        return 1;
+    }
+    const sp_profile *f = m->full;
+    const sp_row *row = NULL;
+    for (size_t r = 0; r < f->num_rows && !row; r++)
+        if (f->rows[r].region == call->region)
+            row = &f->rows[r];
+    cr_assert_not_null(row);
+    uint64_t e = row->offset + call->call_index;
+    for (int c = 0; c < SP_EXTRA_N; c++)
+        m->wrong += call->mpi[c] != (f->extra[c] ? f->extra[c][e] : -1);
+    return 1;
+}
+
+static int mpi_exit(void *ctx, const sp_stream_call *call, int64_t user)
+{
+    (void)user;
+    ((mpi_seen *)ctx)->null_seen |= call->mpi == NULL ? 0 : 2;
+    return 0;
+}
+
+static void check_mpi_values(sp_profile *p, const char *tag)
+{
+    char dir[64], path[160], err[1024];
+    make_temp_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/%s.h5", dir, tag);
+    cr_assert_eq(sp_h5_write(path, p, err, sizeof err), 0, "%s", err);
+    size_t events = p->num_events;
+    sp_profile_free(p);
+    sp_profile *full = sp_h5_read(path, err, sizeof err);
+    cr_assert_not_null(full, "%s", err);
+    sp_run_source src;
+    const char *args[] = {path};
+    cr_assert_eq(sp_run_source_open(&src, args, 1, err, sizeof err), 0, "%s", err);
+    mpi_seen m = {.full = full};
+    sp_call_visitor v = {mpi_enter, mpi_exit, &m};
+    sp_rank_stream_info info;
+    char why[256] = "";
+    cr_assert_eq(sp_stream_rank_mpi(&src, 0, 0, &v, &info, why, sizeof why), 0, "%s", why);
+    sp_rank_stream_info_free(&info);
+    cr_expect_eq(m.calls, events, "%s", tag);
+    cr_expect_eq(m.wrong, 0, "%s: %zu values differ", tag, m.wrong);
+    cr_expect_eq(m.null_seen, 0, "%s: mpi NULL at enter or set at exit", tag);
+    mpi_seen plain = {.full = full};
+    sp_call_visitor pv = {mpi_enter, mpi_exit, &plain};
+    cr_assert_eq(sp_stream_rank(&src, 0, 0, &pv, &info, why, sizeof why), 0, "%s", why);
+    sp_rank_stream_info_free(&info);
+    cr_expect_eq(plain.null_seen, 1, "%s: sp_stream_rank hands MPI columns", tag);
+    sp_run_source_close(&src);
+    sp_profile_free(full);
+    remove_tree(dir);
+}
+
+static void add_mpi_columns(sp_profile *p, int skip)
+{
+    for (int c = 0; c < SP_EXTRA_N; c++) {
+        if (c == skip)
+            continue; /* a column the file lacks */
+        p->extra[c] = malloc((p->num_events + 1) * sizeof *p->extra[c]);
+        for (size_t e = 0; e < p->num_events; e++)
+            p->extra[c][e] = e % 3 ? (int64_t)(e * 7 + (size_t)c) : -1;
+    }
+}
+
+Test(rank_stream, mpi_columns_come_with_each_call)
+{
+    enum { G = 20000 }; /* rows beyond one chunk: the windows refill */
+    static int64_t s[2][G], e[2][G];
+    for (int g = 0; g < G; g++) {
+        s[0][g] = (int64_t)g * 100;
+        e[0][g] = s[0][g] + 90;
+        /* the inner row partly out of time order: several runs */
+        int at = g % 5 == 2 ? G - 1 - g : g;
+        s[1][at] = (int64_t)g * 100 + 10;
+        e[1][at] = s[1][at] + 40;
+    }
+    sp_profile *p = simple_profile("MPI_Send", 0, s[1], e[1], G);
+    add_row(p, "outer", 0, s[0], e[0], G);
+    add_mpi_columns(p, SP_EXTRA_MPI_TAG);
+    check_mpi_values(p, "windows");
+
+    enum { N = 600000 }; /* a rank replayed from memory */
+    int64_t *rs = malloc(N * sizeof *rs), *re = malloc(N * sizeof *re);
+    for (size_t i = 0; i < N; i++) {
+        rs[i] = (int64_t)(N - i) * 10;
+        re[i] = rs[i] + 5;
+    }
+    sp_profile *q = simple_profile("MPI_Recv", 0, rs, re, N);
+    free(rs);
+    free(re);
+    add_mpi_columns(q, -1);
+    check_mpi_values(q, "replayed");
+}
