@@ -106,6 +106,10 @@ static int read_result(FILE *f, sp_rank_result *out, sp_rank_extra *extra, char 
         dst->exclusive = node.exclusive;
         dst->minimum = node.minimum;
         dst->maximum = node.maximum;
+        dst->fork_lanes = node.fork_lanes;
+        dst->fork_lane_total = node.fork_lane_total;
+        dst->fork_lane_max = node.fork_lane_max;
+        dst->fork_barrier = node.fork_barrier;
     }
     extra->first_start = h.first_start;
     extra->last_end = h.last_end;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/report_fork_stream.h"
 #include "report/report_jobs.h"
 #include "scopeprof/h5.h"
 #include "scopeprof/stream.h"
@@ -118,12 +119,19 @@ static void lane_trees_free(stream_ctx *c)
     c->num_lane_trees = c->cached_lane_tree = 0;
 }
 
+/* The selection's verdict on a call, as rank_calls.c applies it. */
+static int keeps_call(void *ctx, const sp_stream_call *call)
+{
+    stream_ctx *c = ctx;
+    return c->region_keep[call->region] && call->end - call->start >= c->min_duration &&
+           call->end >= c->from && call->start <= c->to &&
+           !(c->sel && c->sel->lanes && !keeps_lane(c, call->select_lane));
+}
+
 static int on_call_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
 {
     stream_ctx *c = ctx;
-    if (!c->region_keep[call->region] || call->end - call->start < c->min_duration ||
-        call->end < c->from || call->start > c->to ||
-        (c->sel && c->sel->lanes && !keeps_lane(c, call->select_lane))) {
+    if (!keeps_call(c, call)) {
         *user = parent;
         return 0;
     }
@@ -261,6 +269,71 @@ static int rank_tree_from_file(stream_ctx *c, sp_report *report, const sp_report
     return rc;
 }
 
+/* A rank of a file with fork edges: streamed, its forked work grafted on the
+ * way (report_fork_stream.c); with bare --lanes, a per-call hook (its
+ * on_rank wants the grafted calls whole) or --from/--to (the run's origin),
+ * or whatever the graft on the stream doubts, the file is read in memory as
+ * before (rank_tree_from_file).  0, 1 (fall back, why set), -1 failure. */
+static int rank_with_forks(stream_ctx *c, sp_report *report, const sp_report_options *opt,
+                           uint32_t rank, long file, sp_rank_result *out, sp_rank_extra *extra,
+                           char *why, size_t whylen)
+{
+    char doubt[256] = "";
+    if (c->per_lane)
+        snprintf(doubt, sizeof doubt, "per-lane trees (--lanes)");
+    else if (c->hook)
+        snprintf(doubt, sizeof doubt, "a per-call hook");
+    else if (c->window)
+        snprintf(doubt, sizeof doubt, "--from / --to");
+    int rc = 1;
+    sp_rank_stream_info info;
+    memset(&info, 0, sizeof info);
+    if (!doubt[0]) {
+        if (sp_report_tree_init(&out->tree, rank, SP_REPORT_ALL_LANES) != 0) {
+            snprintf(why, whylen, "out of memory while building the report");
+            return -1;
+        }
+        out->has_tree = 1;
+        c->rank = rank;
+        c->num_lanes = 0;
+        sp_fork_stream *fs = NULL;
+        rc = sp_fork_stream_open(&fs, c->src, rank, file, sp_selection_grafts(opt->selection),
+                                 &out->tree, keeps_call, c, doubt, sizeof doubt);
+        if (rc == 0) {
+            sp_call_visitor visitor = sp_fork_stream_visitor(fs);
+            /* a crossing or any problem: the file in memory words it */
+            sp_stream_options so = {NULL, NULL, 0};
+            rc = sp_stream_rank_with(c->src, rank, c->offset, &visitor, &so, &info, doubt,
+                                     sizeof doubt);
+            if (rc < 0 && sp_fork_stream_fell_back(fs, doubt, sizeof doubt))
+                rc = 1;
+            else if (rc == 2)
+                rc = 1;
+            if (rc == 0)
+                rc = sp_fork_stream_finish(fs, doubt, sizeof doubt);
+        }
+        sp_fork_stream_free(fs);
+        if (rc == 0) {
+            *extra = (sp_rank_extra){info.first_start, info.last_end, info.num_thread_slots,
+                                     info.thread_calls, info.thread_busy};
+            return 0;
+        }
+        sp_rank_stream_info_free(&info);
+        sp_rank_result_free(out);
+        out->rank = rank;
+        if (rc < 0) {
+            snprintf(why, whylen, "out of memory while building the report");
+            return -1;
+        }
+    }
+    /* For tests and benchmarks (docs/stream.md): the rank read whole. */
+    const char *trace = getenv("SCOPEPROF_REPORT_TRACE");
+    if (!c->hook && trace && !strcmp(trace, "1"))
+        fprintf(stderr, "scopeprof report: rank %u with fork edges in memory: %s\n", rank,
+                doubt);
+    return rank_tree_from_file(c, report, opt, rank, file, out, extra, why, whylen);
+}
+
 /* A rank that does not nest: no tree, and the warning rank_calls.c words
  * (named after the run's profile, as the in-memory path names it; the
  * command puts the file's name in its place).  0, or -1 out of memory. */
@@ -290,7 +363,7 @@ static int stream_one_rank(void *ctx, sp_report *report, const sp_report_options
     *extra = (sp_rank_extra){INT64_MAX, INT64_MIN, 0, NULL, NULL};
     long file = file_of_rank(c->src, rank);
     if (file >= 0 && c->src->shapes[file].has_fork)
-        return rank_tree_from_file(c, report, opt, rank, file, out, extra, why, whylen);
+        return rank_with_forks(c, report, opt, rank, file, out, extra, why, whylen);
     if (sp_report_tree_init(&out->tree, rank, SP_REPORT_ALL_LANES) != 0) {
         snprintf(why, whylen, "out of memory while building the report");
         return -1;

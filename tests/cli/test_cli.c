@@ -1349,29 +1349,127 @@ Test(cli, report_jobs_give_the_same_output)
 /* Files with fork edges (an OpenMP program under the shim): each rank's
  * tree is grafted from its own file read into memory, one file at a time;
  * the output is the in-memory path's. */
-Test(cli, report_of_fork_edges_equals_in_memory)
+/* Ranks with fork edges stream, grafted on the way (docs/stream.md, "Ranks
+ * with fork edges"): the same bytes as in memory on the shim's OpenMP runs
+ * (both runtimes; a region, nested teams, tasks, a pthread under a team) and
+ * pthreads; bare --lanes still reads the file in memory, and says so. */
+Test(cli, report_of_fork_edges_equals_in_memory, .timeout = 120)
 {
-    char program[600];
-    snprintf(program, sizeof program, "%s/programs/omp_fork_gomp", TEST_BUILD_DIR);
-    result r = run_env((const char *const[]){"run", "-o", "omp", "--", program, NULL},
-                       (const char *const[]){RUN_CMD_ENV, "OMP_NUM_THREADS=2", NULL});
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    result_free(&r);
+    static const char *const runs[][3] = {
+        {"omp_fork_gomp", "region", "omp"},       {"omp_fork_llvm", "region", "llvm"},
+        {"omp_fork_gomp", "nested", "nested"},    {"omp_fork_llvm", "nested", "lnested"},
+        {"omp_fork_gomp", "task", "task"},        {"omp_fork_llvm", "pthread", "pthread"},
+        {"omp_for", NULL, "ompfor"},              {"threads", NULL, "threads"},
+    };
+    char file[sizeof runs / sizeof runs[0]][64];
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        char program[600];
+        snprintf(program, sizeof program, "%s/programs/%s", TEST_BUILD_DIR, runs[k][0]);
+        result r = run_env((const char *const[]){"run", "-o", runs[k][2], "--", program,
+                                                 runs[k][1], NULL},
+                           (const char *const[]){RUN_CMD_ENV, "OMP_NUM_THREADS=3",
+                                                 "OMP_MAX_ACTIVE_LEVELS=2", "OMP_DYNAMIC=false",
+                                                 NULL});
+        cr_assert_eq(r.status, 0, "%s: %s", runs[k][0], r.err);
+        result_free(&r);
+        snprintf(file[k], sizeof file[k], "%s_rank00000.h5", runs[k][2]);
+    }
     static const char *const trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
     static const char *const memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
-    const char *const variants[][5] = {
-        {"report", "omp_rank00000.h5", NULL},
-        {"report", "omp_rank00000.h5", "--no-graft", NULL},
-        {"report", "omp_rank00000.h5", "--exclude", "omp parallel", NULL},
-        {"report", "omp_rank00000.h5", "--lanes", NULL},
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        const char *const variants[][6] = {
+            {"report", file[k], NULL},
+            {"report", file[k], "--no-graft", NULL},
+            {"report", file[k], "--format", "json", NULL},
+            {"report", file[k], "--exclude", "omp parallel", NULL},
+            {"report", file[k], "--min-duration", "0.000001", NULL},
+            {"report", file[k], "--lanes=0", NULL},
+            {"report", file[k], "--lanes", NULL},
+        };
+        for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+            result s = run_env(variants[v], trace), m = run_env(variants[v], memory);
+            cr_assert_eq(s.status, 0, "%s: %s", file[k], s.err);
+            if (!strcmp(variants[v][2] ? variants[v][2] : "", "--lanes"))
+                cr_expect_str_eq(s.err,
+                                 "scopeprof report: rank 0 with fork edges in memory: per-lane "
+                                 "trees (--lanes)\nscopeprof report: streamed\n",
+                                 "%s", file[k]);
+            else
+                cr_expect_str_eq(s.err, "scopeprof report: streamed\n", "%s variant %zu",
+                                 file[k], v);
+            if (v < 2 && k < 5)
+                cr_expect_neq(strstr(s.out, "omp parallel"), NULL, "%s variant %zu:\n%s",
+                              file[k], v, s.out);
+            cr_expect_str_eq(s.out, m.out, "%s variant %zu", file[k], v);
+            result_free(&s);
+            result_free(&m);
+        }
+    }
+}
+
+/* Event index of the call of `region` starting at start_us. */
+static size_t event_at(const sp_profile *p, const char *region, int64_t start_us)
+{
+    for (size_t r = 0; r < p->num_rows; r++)
+        for (uint64_t e = p->rows[r].offset; e < p->rows[r].offset + p->rows[r].count; e++)
+            if (!strcmp(p->names[p->rows[r].region], region) &&
+                p->start[e] == 1000000 + start_us * 1000)
+                return (size_t)e;
+    cr_assert_fail("no %s call at %lld us", region, (long long)start_us);
+    return 0;
+}
+
+/* A crafted rank where the streamed order of the merged tree's nodes is not
+ * the in-memory one: the worker's call y starts before the encountering
+ * thread's x, both under "main > omp parallel" and of the same duration, so
+ * the tree's tie between them is broken by the in-memory creation order
+ * (preorder of the grafted forest: x first).  A pthread's root (t) hangs
+ * under main.  Streamed with and without workers, it must print the same. */
+static void write_fork_rank(const char *name, uint32_t rank)
+{
+    static const ev evs[] = {
+        {"main", 0, 1000, 0},          {"omp parallel", 100, 900, 0}, {"x", 500, 600, 0},
+        {"omp parallel", 110, 890, 1}, {"y", 200, 300, 1},           {"w", 400, 450, 1},
+        {"t", 150, 700, 2},            {"w", 160, 210, 2},
+    };
+    sp_profile *p = rank_profile(rank, evs, sizeof evs / sizeof evs[0],
+                                 (const char *const[]){"MainThread", "omp 1", "pthread", NULL});
+    p->call_ids = malloc(p->num_events * sizeof *p->call_ids);
+    p->fork_parent_ids = malloc(p->num_events * sizeof *p->fork_parent_ids);
+    cr_assert(p->call_ids && p->fork_parent_ids);
+    for (size_t e = 0; e < p->num_events; e++) {
+        p->call_ids[e] = (int64_t)e;
+        p->fork_parent_ids[e] = -1;
+    }
+    p->fork_parent_ids[event_at(p, "omp parallel", 110)] =
+        (int64_t)event_at(p, "omp parallel", 100);
+    p->fork_parent_ids[event_at(p, "t", 150)] = (int64_t)event_at(p, "main", 0);
+    write_profile(name, p);
+}
+
+Test(cli, report_of_fork_edges_keeps_the_in_memory_node_order)
+{
+    write_fork_rank("fork_rank00000.h5", 0);
+    write_fork_rank("fork_rank00001.h5", 1);
+    static const char *const trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
+    const char *const variants[][7] = {
+        {"report", "fork_rank00000.h5", NULL},
+        {"report", "fork_rank00000.h5", "fork_rank00001.h5", "-j", "1", NULL},
+        {"report", "fork_rank00000.h5", "fork_rank00001.h5", "-j", "2", NULL},
+        {"report", "fork_rank00000.h5", "fork_rank00001.h5", "--format", "json", NULL},
+        {"report", "fork_rank00000.h5", "--exclude", "main", NULL},
     };
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         result s = run_env(variants[v], trace), m = run_env(variants[v], memory);
         cr_assert_eq(s.status, 0, "%s", s.err);
         cr_expect_str_eq(s.err, "scopeprof report: streamed\n", "variant %zu", v);
-        if (v < 2)
-            cr_expect_neq(strstr(s.out, "omp parallel"), NULL, "variant %zu:\n%s", v, s.out);
         cr_expect_str_eq(s.out, m.out, "variant %zu", v);
+        if (v == 0) {
+            const char *x = strstr(s.out, "\n    x "), *y = strstr(s.out, "\n    y ");
+            cr_expect(x && y && x < y, "x before y (the in-memory tie):\n%s", s.out);
+            cr_expect_neq(strstr(s.out, "\n  t "), NULL, "t under main:\n%s", s.out);
+        }
         result_free(&s);
         result_free(&m);
     }

@@ -1,0 +1,32 @@
+/* report_fork_stream.h - the merged (grafted) path tree of a rank with fork
+ * edges, built while its calls stream past (docs/stream.md, "Ranks with
+ * fork edges"). */
+#ifndef SCOPEPROF_REPORT_FORK_STREAM_H
+#define SCOPEPROF_REPORT_FORK_STREAM_H
+
+#include "report/report_internal.h"
+#include "scopeprof/stream.h"
+
+typedef struct sp_fork_stream sp_fork_stream;
+
+/* Whether the selection keeps a call (the report's filters). */
+typedef int (*sp_fork_keep_fn)(void *ctx, const sp_stream_call *call);
+
+/* Reads the rank's fork parent ids and call ids in windows (rows of `file`
+ * only, as the stream reads them) and keeps the forked calls and their fork
+ * parents by call id.  graft: sp_selection_grafts.  0, 1 (fall back, why
+ * set), -1 out of memory. */
+int sp_fork_stream_open(sp_fork_stream **out, const sp_run_source *src, uint32_t rank,
+                        long file, int graft, sp_report_tree *tree, sp_fork_keep_fn keep,
+                        void *keep_ctx, char *why, size_t whylen);
+/* The visitor that builds the tree. */
+sp_call_visitor sp_fork_stream_visitor(sp_fork_stream *fs);
+/* After the stream returned 0: the fork statistics, every fork parent id
+ * checked, and the tree's nodes put in the in-memory path's order.  0, 1
+ * (fall back, why set), -1 out of memory. */
+int sp_fork_stream_finish(sp_fork_stream *fs, char *why, size_t whylen);
+/* 1 when the visitor asked to fall back (why copied), else 0. */
+int sp_fork_stream_fell_back(const sp_fork_stream *fs, char *why, size_t whylen);
+void sp_fork_stream_free(sp_fork_stream *fs);
+
+#endif
