@@ -206,8 +206,10 @@ int sp_fork_stream_open(sp_fork_stream **out, const sp_run_source *src, uint32_t
 {
     *out = NULL;
     const sp_h5_event_shape *shape = &src->shapes[file];
-    if (!shape->has[SP_H5_COL_CALL]) {
-        snprintf(why, whylen, "fork edges without call ids");
+    /* without stored parent ids the in-memory path numbers the calls
+     * itself (rank_calls.c), and fork parent ids name those numbers */
+    if (!shape->has[SP_H5_COL_CALL] || !shape->has[SP_H5_COL_PARENT]) {
+        snprintf(why, whylen, "fork edges without stored call and parent ids");
         return 1;
     }
     sp_fork_stream *fs = calloc(1, sizeof *fs);
