@@ -78,6 +78,9 @@ typedef struct sp_stream_call {
     /* sp_stream_rank_mpi, during enter only: the call's MPI columns
      * (SP_EXTRA_N values, -1 where they do not apply); else NULL */
     const int64_t *mpi;
+    /* sp_stream_rank_forks: the call's events/fork_parent_ids value (-1
+     * none), read in the windows of the other columns; else unset */
+    int64_t fork_parent_id;
 } sp_stream_call;
 
 /* enter: `parent` is the user word of the nearest kept ancestor (-1 none);
@@ -141,6 +144,11 @@ typedef struct sp_stream_options {
 int sp_stream_rank_with(const sp_run_source *src, uint32_t rank, int64_t clock_offset,
                         const sp_call_visitor *visitor, const sp_stream_options *options,
                         sp_rank_stream_info *info, char *why, size_t whylen);
+/* sp_stream_rank_with, each call carrying its fork parent id (a file with
+ * events/fork_parent_ids). */
+int sp_stream_rank_forks(const sp_run_source *src, uint32_t rank, int64_t clock_offset,
+                         const sp_call_visitor *visitor, const sp_stream_options *options,
+                         sp_rank_stream_info *info, char *why, size_t whylen);
 
 /* sp_stream_rank that also reads the MPI columns (events/mpi_*) in the
  * windows of the others and hands each call's to enter (call->mpi): for the

@@ -100,6 +100,28 @@ static int64_t *map_get(pair_map *m, int64_t a, int64_t b, int64_t v)
     return &m->v[s];
 }
 
+/* Removes (a, b) (linear probing: later entries of its cluster move up). */
+static void map_remove(pair_map *m, int64_t a, int64_t b)
+{
+    int64_t *v = map_find(m, a, b);
+    if (!v)
+        return;
+    size_t i = (size_t)(v - m->v);
+    m->a[i] = INT64_MIN;
+    m->n--;
+    for (size_t j = (i + 1) & m->mask; m->a[j] != INT64_MIN; j = (j + 1) & m->mask) {
+        size_t home = pair_slot(m, m->a[j], m->b[j]);
+        /* j stays if its home lies cyclically in (i, j] */
+        if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+            continue;
+        m->a[i] = m->a[j];
+        m->b[i] = m->b[j];
+        m->v[i] = m->v[j];
+        m->a[j] = INT64_MIN;
+        i = j;
+    }
+}
+
 static void map_free(pair_map *m)
 {
     free(m->a);
@@ -136,7 +158,8 @@ static int key_cmp(const int64_t *x, uint32_t nx, const int64_t *y, uint32_t ny)
 }
 
 typedef struct fork_parent {
-    int seen, kept, exited, has_merged, counted;
+    int64_t id;
+    int kept, exited, has_merged, counted;
     uint32_t region;
     int64_t node, lane, end, duration;
     key chain;                /* its preorder key */
@@ -154,10 +177,17 @@ struct sp_fork_stream {
     int graft;
     sp_fork_keep_fn keep;
     void *keep_ctx;
-    pair_map forked;          /* call id -> fork parent id */
+    /* per call id: how many calls name it their fork parent (255: many);
+     * a fork parent is kept from its entry until it has exited and its
+     * forked calls have used it */
+    uint8_t *refs;
+    uint64_t limit;           /* call ids below it */
+    uint64_t num_parent_ids, parents_seen;
     pair_map parent_of;       /* fork parent id -> index in parents */
     fork_parent *parents;
     size_t num_parents, cap_parents;
+    size_t *free_parents;     /* indices free for reuse */
+    size_t num_free;
     pair_map lane_ns;         /* (node, own lane) -> merged time */
     lane_chain *lanes;
     size_t num_lanes, cached_lane;
@@ -181,23 +211,54 @@ static fork_parent *parent_entry(const sp_fork_stream *fs, int64_t id)
     return ix ? &fs->parents[*ix] : NULL;
 }
 
-static int add_parent(sp_fork_stream *fs, int64_t id)
+/* A new entry for fork parent `id`; NULL out of memory. */
+static fork_parent *add_parent(sp_fork_stream *fs, int64_t id)
 {
-    int64_t *ix = map_get(&fs->parent_of, id, 0, (int64_t)fs->num_parents);
-    if (!ix)
-        return -1;
-    if ((size_t)*ix < fs->num_parents)
-        return 0;
-    if (fs->num_parents == fs->cap_parents) {
-        size_t cap = fs->cap_parents ? fs->cap_parents * 2 : 16;
-        fork_parent *grown = realloc(fs->parents, cap * sizeof *grown);
-        if (!grown)
-            return -1;
-        fs->parents = grown;
-        fs->cap_parents = cap;
+    size_t ix;
+    if (fs->num_free) {
+        ix = fs->free_parents[--fs->num_free];
+    } else {
+        if (fs->num_parents == fs->cap_parents) {
+            size_t cap = fs->cap_parents ? fs->cap_parents * 2 : 16;
+            fork_parent *grown = realloc(fs->parents, cap * sizeof *grown);
+            size_t *free_grown = realloc(fs->free_parents, cap * sizeof *free_grown);
+            if (grown)
+                fs->parents = grown;
+            if (free_grown)
+                fs->free_parents = free_grown;
+            if (!grown || !free_grown)
+                return NULL;
+            fs->cap_parents = cap;
+        }
+        ix = fs->num_parents++;
     }
-    memset(&fs->parents[fs->num_parents++], 0, sizeof *fs->parents);
-    return 0;
+    if (!map_get(&fs->parent_of, id, 0, (int64_t)ix)) {
+        fs->free_parents[fs->num_free++] = ix;
+        return NULL;
+    }
+    fork_parent *f = &fs->parents[ix];
+    memset(f, 0, sizeof *f);
+    f->id = id;
+    return f;
+}
+
+static void drop_parent(sp_fork_stream *fs, fork_parent *f)
+{
+    free(f->chain.at);
+    free(f->pending);
+    map_remove(&fs->parent_of, f->id, 0);
+    fs->free_parents[fs->num_free++] = (size_t)(f - fs->parents);
+    memset(f, 0, sizeof *f);
+}
+
+/* A forked call is done with its fork parent. */
+static void release(sp_fork_stream *fs, fork_parent *f)
+{
+    uint8_t *r = &fs->refs[f->id];
+    if (*r > 0 && *r < 255)
+        (*r)--;
+    if (*r == 0 && f->exited)
+        drop_parent(fs, f);
 }
 
 int sp_fork_stream_open(sp_fork_stream **out, const sp_run_source *src, uint32_t rank,
@@ -219,13 +280,16 @@ int sp_fork_stream_open(sp_fork_stream **out, const sp_run_source *src, uint32_t
     fs->graft = graft;
     fs->keep = keep;
     fs->keep_ctx = keep_ctx;
+    /* ids are 0..n-1 in the files we and the Python package write */
+    fs->limit = shape->num_events + 1024;
+    fs->refs = calloc(fs->limit, 1);
     char err[1024];
-    sp_h5_event_reader *r = sp_h5_event_reader_open(src->paths[file], shape, (size_t)4 << 20,
-                                                    err, sizeof err);
-    int64_t *ids = r ? malloc(2 * READ_WINDOW * sizeof *ids) : NULL;
-    int64_t *forks = ids ? ids + READ_WINDOW : NULL;
-    int rc = r ? (ids ? 0 : -1) : 1;
-    if (!r)
+    sp_h5_event_reader *r = fs->refs ? sp_h5_event_reader_open(src->paths[file], shape,
+                                                               (size_t)4 << 20, err, sizeof err)
+                                     : NULL;
+    int64_t *forks = r ? malloc(READ_WINDOW * sizeof *forks) : NULL;
+    int rc = !fs->refs ? -1 : !r ? 1 : forks ? 0 : -1;
+    if (fs->refs && !r)
         snprintf(why, whylen, "%s", err);
     const sp_profile *p = src->profile;
     for (size_t row = 0; rc == 0 && row < p->num_rows; row++) {
@@ -234,25 +298,26 @@ int sp_fork_stream_open(sp_fork_stream **out, const sp_run_source *src, uint32_t
             continue;
         for (uint64_t j = 0; rc == 0 && j < w->count; j += READ_WINDOW) {
             size_t n = w->count - j < READ_WINDOW ? (size_t)(w->count - j) : READ_WINDOW;
-            if (sp_h5_event_reader_read(r, SP_H5_COL_CALL, w->offset + j, n, ids) ||
-                sp_h5_event_reader_read(r, SP_H5_COL_FORK, w->offset + j, n, forks)) {
-                snprintf(why, whylen, "events/fork_parent_ids or call_ids does not read");
+            if (sp_h5_event_reader_read(r, SP_H5_COL_FORK, w->offset + j, n, forks)) {
+                snprintf(why, whylen, "events/fork_parent_ids does not read");
                 rc = 1;
             }
             for (size_t k = 0; rc == 0 && k < n; k++) {
-                if (forks[k] == -1)
+                int64_t v = forks[k];
+                if (v == -1)
                     continue;
-                if (forks[k] < 0 || ids[k] < 0) {
-                    snprintf(why, whylen, "a fork parent id the stream does not take");
+                if (v < 0 || (uint64_t)v >= fs->limit) {
+                    snprintf(why, whylen, "fork parent ids beyond the stream's call id table");
                     rc = 1;
-                } else if (!map_get(&fs->forked, ids[k], 0, forks[k]) ||
-                           add_parent(fs, forks[k]) != 0) {
-                    rc = -1;
+                } else {
+                    fs->num_parent_ids += fs->refs[v] == 0;
+                    if (fs->refs[v] < 255)
+                        fs->refs[v]++;
                 }
             }
         }
     }
-    free(ids);
+    free(forks);
     sp_h5_event_reader_close(r);
     if (rc != 0) {
         if (rc < 0)
@@ -321,17 +386,38 @@ static int note_key(sp_fork_stream *fs, int64_t node, const int64_t *at, uint32_
 static int fork_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
 {
     sp_fork_stream *fs = ctx;
-    fork_parent *self = parent_entry(fs, call->call_id);
-    if (self) {
-        if (self->seen)
+    fork_parent *self = NULL;
+    if (call->call_id >= 0 && (uint64_t)call->call_id < fs->limit && fs->refs[call->call_id]) {
+        if (map_find(&fs->parent_of, call->call_id, 0))
             return fall_back(fs, "a fork parent's call id twice");
-        self->seen = 1;
+        if (!(self = add_parent(fs, call->call_id)))
+            return -1;
+        fs->parents_seen++;
     }
     int64_t seq = fs->seq++;
-    if (!fs->keep(fs->keep_ctx, call)) {
+    fork_parent *f = NULL;
+    int64_t fid = call->fork_parent_id;
+    if (fid >= 0 && fid != call->call_id) {
+        int64_t *ix = map_find(&fs->parent_of, fid, 0);
+        if (!ix)
+            return fall_back(fs, "a call starts before the call it was forked from");
+        f = &fs->parents[*ix];
+    }
+    int keep = fs->keep(fs->keep_ctx, call);
+    if (self && !keep)
+        self->exited = 1; /* never grafted under: done once its forked calls are */
+    /* grafted: a kept root of its lane whose fork parent is kept */
+    int grafted = f && keep && parent < 0 && fs->graft && f->kept;
+    if (f && !grafted)
+        release(fs, f);
+    if (!keep) {
         *user = parent;
         return 0;
     }
+    /* self may have moved (add_parent grows the array): look it up again */
+    self = self ? &fs->parents[*map_find(&fs->parent_of, call->call_id, 0)] : NULL;
+    if (f)
+        f = grafted ? &fs->parents[*map_find(&fs->parent_of, fid, 0)] : NULL;
     lane_chain *lane = lane_of(fs, call->lane);
     if (!lane)
         return -1;
@@ -341,30 +427,18 @@ static int fork_enter(void *ctx, const sp_stream_call *call, int64_t parent, int
     if (parent >= 0) {
         prefix = (uint32_t)(parent >> 32 & LEN_MASK);
         node = sp_report_tree_node(fs->tree, parent & NODE_MASK, call->region);
+    } else if (f) {
+        merged = f->region == call->region;
+        prefix = merged ? f->chain.len - 1 : f->chain.len;
+        if (chain_room(&lane->chain, prefix + 1) != 0)
+            return -1;
+        memcpy(lane->chain.at, f->chain.at, prefix * sizeof *f->chain.at);
+        node = merged ? f->node : sp_report_tree_node(fs->tree, f->node, call->region);
+        if (!merged)
+            release(fs, f); /* a merged call needs it until its exit */
     } else {
-        fork_parent *f = NULL;
-        int64_t *fid = fs->graft && call->call_id >= 0
-                           ? map_find(&fs->forked, call->call_id, 0) : NULL;
-        if (fid) {
-            f = parent_entry(fs, *fid);
-            if (f == self)
-                f = NULL;
-            else if (!f->seen)
-                return fall_back(fs, "a call starts before the call it was forked from");
-            else if (!f->kept)
-                f = NULL;
-        }
-        if (f) {
-            merged = f->region == call->region;
-            prefix = merged ? f->chain.len - 1 : f->chain.len;
-            if (chain_room(&lane->chain, prefix + 1) != 0)
-                return -1;
-            memcpy(lane->chain.at, f->chain.at, prefix * sizeof *f->chain.at);
-            node = merged ? f->node : sp_report_tree_node(fs->tree, f->node, call->region);
-        } else {
-            prefix = 0;
-            node = sp_report_tree_node(fs->tree, -1, call->region);
-        }
+        prefix = 0;
+        node = sp_report_tree_node(fs->tree, -1, call->region);
     }
     if (node < 0 || chain_room(&lane->chain, prefix + 1) != 0)
         return -1;
@@ -402,7 +476,7 @@ static int fork_exit(void *ctx, const sp_stream_call *call, int64_t user)
     sp_report_node_add_call(&fs->tree->nodes[node], duration, call->exclusive);
     if (user & MERGED_BIT) {
         /* a worker's call merged into its encountering thread's call */
-        fork_parent *f = parent_entry(fs, *map_find(&fs->forked, call->call_id, 0));
+        fork_parent *f = parent_entry(fs, call->fork_parent_id);
         if (add_lane_time(fs, node, call->lane, duration) != 0)
             return -1;
         if (f->exited) {
@@ -423,6 +497,7 @@ static int fork_exit(void *ctx, const sp_stream_call *call, int64_t user)
             f->pending[f->num_pending++] = call->end;
             f->has_merged = 1;
         }
+        release(fs, f);
     }
     fork_parent *self = parent_entry(fs, call->call_id);
     if (self && self->kept) {
@@ -441,6 +516,8 @@ static int fork_exit(void *ctx, const sp_stream_call *call, int64_t user)
                 return -1;
             self->counted = 1;
         }
+        if (fs->refs[self->id] == 0)
+            drop_parent(fs, self);
     }
     return 0;
 }
@@ -510,11 +587,10 @@ static int renumber(sp_fork_stream *fs)
 
 int sp_fork_stream_finish(sp_fork_stream *fs, char *why, size_t whylen)
 {
-    for (size_t k = 0; k < fs->num_parents; k++)
-        if (!fs->parents[k].seen) {
-            snprintf(why, whylen, "a fork parent id is no call of its rank");
-            return 1;
-        }
+    if (fs->parents_seen != fs->num_parent_ids) {
+        snprintf(why, whylen, "a fork parent id is no call of its rank");
+        return 1;
+    }
     const pair_map *m = &fs->lane_ns;
     for (size_t s = 0; m->mask && s <= m->mask; s++) {
         if (m->a[s] == INT64_MIN)
@@ -543,7 +619,8 @@ void sp_fork_stream_free(sp_fork_stream *fs)
 {
     if (!fs)
         return;
-    map_free(&fs->forked);
+    free(fs->refs);
+    free(fs->free_parents);
     map_free(&fs->parent_of);
     map_free(&fs->lane_ns);
     for (size_t k = 0; k < fs->num_parents; k++) {

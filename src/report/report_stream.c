@@ -303,7 +303,7 @@ static int rank_with_forks(stream_ctx *c, sp_report *report, const sp_report_opt
             sp_call_visitor visitor = sp_fork_stream_visitor(fs);
             /* a crossing or any problem: the file in memory words it */
             sp_stream_options so = {NULL, NULL, 0};
-            rc = sp_stream_rank_with(c->src, rank, c->offset, &visitor, &so, &info, doubt,
+            rc = sp_stream_rank_forks(c->src, rank, c->offset, &visitor, &so, &info, doubt,
                                      sizeof doubt);
             if (rc < 0 && sp_fork_stream_fell_back(fs, doubt, sizeof doubt))
                 rc = 1;

@@ -48,6 +48,7 @@ typedef struct cursor {
     int64_t prev_start;
     int64_t *col[SP_H5_COL_N];
     int64_t *xcol[SP_EXTRA_N]; /* sp_stream_rank_mpi: the MPI columns the file has */
+    int64_t *fcol;            /* options.fork_ids: events/fork_parent_ids */
     int64_t start, end;       /* of event pos (decoded) */
 } cursor;
 
@@ -110,6 +111,7 @@ typedef struct stream_state {
     /* sp_stream_rank_mpi: the MPI columns read with the others, handed to
      * enter (-1 where the file lacks a column, as the in-memory run has it) */
     int mpi;
+    int forks;                /* sp_stream_rank_forks: read fork parent ids */
     int64_t mpi_values[SP_EXTRA_N];
 } stream_state;
 
@@ -296,6 +298,8 @@ static int cursor_fill(stream_state *st, size_t k)
     for (int x = 0; x < SP_EXTRA_N; x++)
         if (c->xcol[x] && sp_h5_event_reader_read_extra(st->reader, x, c->pos, n, c->xcol[x]))
             return -1;
+    if (c->fcol && sp_h5_event_reader_read(st->reader, SP_H5_COL_FORK, c->pos, n, c->fcol))
+        return -1;
     c->base = c->pos;
     c->len = n;
     return 0;
@@ -587,6 +591,7 @@ static int visit(stream_state *st, size_t k)
         .kept_above = kept_above,
     };
     int64_t parent_user = kept_above >= 0 ? ls->calls[kept_above].user : -1;
+    oc->call.fork_parent_id = c->fcol ? c->fcol[i] : -1;
     if (st->mpi) {
         for (int x = 0; x < SP_EXTRA_N; x++)
             st->mpi_values[x] = c->xcol[x] ? c->xcol[x][i] : -1;
@@ -617,6 +622,8 @@ static int merge_runs(stream_state *st)
         cols += wanted(sh, col);
     for (int x = 0; st->mpi && x < SP_EXTRA_N; x++)
         cols += sh->has_extra[x] != 0;
+    int forks = st->forks && sh->has_fork;
+    cols += forks;
     /* A run's window never exceeds the run: many short rows cost their size. */
     size_t values;
     for (;;) {
@@ -652,6 +659,10 @@ static int merge_runs(stream_state *st)
                 c->xcol[x] = next;
                 next += len < st->window ? len : st->window;
             }
+        if (forks) {
+            c->fcol = next;
+            next += len < st->window ? len : st->window;
+        }
         c->pos = st->runs[k].begin;
         if (cursor_fill(st, k))
             return give_up(st, "event columns cannot be read");
@@ -775,6 +786,9 @@ static int replay_in_memory(stream_state *st, const char *path)
             st->opt.event(st->opt.event_ctx, call.start + st->offset, call.end + st->offset);
         int64_t at = row_offset[calls.region[i]];
         call.call_id = full->call_ids && at >= 0 ? full->call_ids[at + calls.call_index[i]] : -1;
+        call.fork_parent_id = full->fork_parent_ids && at >= 0
+                                  ? full->fork_parent_ids[at + calls.call_index[i]]
+                                  : -1;
         if (st->mpi) {
             for (int x = 0; x < SP_EXTRA_N; x++)
                 st->mpi_values[x] = full->extra[x] && at >= 0
@@ -917,31 +931,41 @@ void sp_stream_release_reader(const sp_run_source *src)
 
 static int stream_rank(const sp_run_source *src, uint32_t rank, int64_t clock_offset,
                        const sp_call_visitor *visitor, const sp_stream_options *options,
-                       int mpi, sp_rank_stream_info *info, char *why, size_t whylen);
+                       int mpi, int forks, sp_rank_stream_info *info, char *why,
+                       size_t whylen);
 
 int sp_stream_rank_with(const sp_run_source *src, uint32_t rank, int64_t clock_offset,
                         const sp_call_visitor *visitor, const sp_stream_options *options,
                         sp_rank_stream_info *info, char *why, size_t whylen)
 {
-    return stream_rank(src, rank, clock_offset, visitor, options, 0, info, why, whylen);
+    return stream_rank(src, rank, clock_offset, visitor, options, 0, 0, info, why, whylen);
+}
+
+int sp_stream_rank_forks(const sp_run_source *src, uint32_t rank, int64_t clock_offset,
+                         const sp_call_visitor *visitor, const sp_stream_options *options,
+                         sp_rank_stream_info *info, char *why, size_t whylen)
+{
+    return stream_rank(src, rank, clock_offset, visitor, options, 0, 1, info, why, whylen);
 }
 
 int sp_stream_rank_mpi(const sp_run_source *src, uint32_t rank, int64_t clock_offset,
                        const sp_call_visitor *visitor, sp_rank_stream_info *info, char *why,
                        size_t whylen)
 {
-    return stream_rank(src, rank, clock_offset, visitor, NULL, 1, info, why, whylen);
+    return stream_rank(src, rank, clock_offset, visitor, NULL, 1, 0, info, why, whylen);
 }
 
 static int stream_rank(const sp_run_source *src, uint32_t rank, int64_t clock_offset,
                        const sp_call_visitor *visitor, const sp_stream_options *options,
-                       int mpi, sp_rank_stream_info *info, char *why, size_t whylen)
+                       int mpi, int forks, sp_rank_stream_info *info, char *why,
+                       size_t whylen)
 {
     memset(info, 0, sizeof *info);
     info->first_start = INT64_MAX;
     info->last_end = INT64_MIN;
     stream_state st = {.src = src, .rank = rank, .offset = clock_offset, .visitor = visitor,
-                       .info = info, .why = why, .whylen = whylen, .mpi = mpi};
+                       .info = info, .why = why, .whylen = whylen, .mpi = mpi,
+                       .forks = forks};
     if (options)
         st.opt = *options;
     const sp_profile *p = src->profile;
