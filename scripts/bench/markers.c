@@ -185,15 +185,32 @@ static double median_of(double *v)
     return v[3];
 }
 
+/* With several threads, every thread measures the same kind at the same
+ * time (a barrier before each measurement): the shim's threads then share
+ * the machine with the shim's, the floor's with the floor's.  Without it
+ * a thread's shim round overlapped the other's clock or floor round, and
+ * the interference was not alike (two bare clock_gettime calls took 111 ns
+ * instead of 50 when they overlapped the other thread's page faults). */
+static pthread_barrier_t *round_barrier;
+static void sync_round(void)
+{
+    if (round_barrier)
+        pthread_barrier_wait(round_barrier);
+}
+
 /* Seven rounds, each measuring the three in turn, so that whatever the
  * machine does meanwhile weighs on all three alike. */
 static void alternating(double *cost, double *floor_cost, double *keep_cost, double *clocks)
 {
     double c[7], f[7], k[7], b[7];
     for (int i = 0; i < 7; i++) {
+        sync_round();
         f[i] = floor_pairs();
+        sync_round();
         c[i] = pairs();
+        sync_round();
         k[i] = floor_keep_pairs();
+        sync_round();
         b[i] = bare_clocks() / depth;
     }
     *cost = median_of(c);
@@ -295,6 +312,9 @@ int main(int argc, char **argv)
         pthread_t t[64];
         struct thread_result r[64];
         pthread_barrier_init(&start_together, NULL, (unsigned)threads);
+        static pthread_barrier_t rounds;
+        pthread_barrier_init(&rounds, NULL, (unsigned)threads);
+        round_barrier = &rounds;
         for (int k = 0; k < threads; k++)
             pthread_create(&t[k], NULL, thread_pairs, &r[k]);
         for (int k = 0; k < threads; k++) {

@@ -9,7 +9,6 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,61 +17,11 @@
 
 #include "scopeprof/h5.h"
 #include "scopeprof/profile.h"
+#include "cli_dir.h"
 
-static char dir[256];
+static void make_dir(void) { cli_dir_make("cli-compare"); }
 
-static void make_dir(void)
-{
-    snprintf(dir, sizeof dir, "/tmp/scopeprof-cli-compare-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-static void remove_dir(void)
-{
-    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-TestSuite(cli_compare, .init = make_dir, .fini = remove_dir);
-
-static const char *in_dir(const char *name)
-{
-    static char buf[4][512];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
-typedef struct result {
-    int status;
-    char *out, *err;
-} result;
-
-static void result_free(result *r)
-{
-    free(r->out);
-    free(r->err);
-}
+TestSuite(cli_compare, .init = make_dir, .fini = cli_dir_remove);
 
 /* `scopeprof args...` in the test directory with "KEY=VALUE" entries of env. */
 static result run_env(const char *const *args, const char *const *env)

@@ -7,7 +7,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,51 +16,14 @@
 
 #include "scopeprof/h5.h"
 #include "scopeprof/profile.h"
+#include "cli_dir.h"
 
-static char dir[256];
+static void make_dir(void) { cli_dir_make("dist"); }
 
-static void make_dir(void)
-{
-    snprintf(dir, sizeof dir, "/tmp/scopeprof-dist-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
-}
+TestSuite(dist, .init = make_dir, .fini = cli_dir_remove);
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-static void remove_dir(void)
-{
-    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-TestSuite(dist, .init = make_dir, .fini = remove_dir);
-
-static const char *in_dir(const char *name)
-{
-    static char buf[8][512];
-    static int k;
-    k = (k + 1) % 8;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = '\0';
-    fclose(f);
-    return s;
-}
+/* A file's text, or NULL when it does not exist. */
+static char *slurp_or_null(const char *path) { return slurp_sized(path, NULL); }
 
 /* A program in PATH, or NULL. */
 static const char *in_path(const char *name)
@@ -82,16 +44,6 @@ static const char *in_path(const char *name)
     return hit;
 }
 
-typedef struct result {
-    int status;
-    char *out, *err;
-} result;
-
-static void result_free(result *r)
-{
-    free(r->out);
-    free(r->err);
-}
 
 /* argv run in the test directory, with "KEY=VALUE" entries of env. */
 static result run(const char *const *argv, const char *const *env)
@@ -119,8 +71,8 @@ static result run(const char *const *argv, const char *const *env)
     cr_assert_eq(waitpid(pid, &ws, 0), pid);
     result r;
     r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-    r.out = slurp(in_dir("stdout.txt"));
-    r.err = slurp(in_dir("stderr.txt"));
+    r.out = slurp_or_null(in_dir("stdout.txt"));
+    r.err = slurp_or_null(in_dir("stderr.txt"));
     remove(in_dir("stdout.txt"));
     remove(in_dir("stderr.txt"));
     return r;
@@ -373,7 +325,7 @@ Test(dist, no_mpi_library_falls_back_to_process_0, .timeout = 240)
 
 static char *read_output(const char *name)
 {
-    char *s = slurp(in_dir(name));
+    char *s = slurp_or_null(in_dir(name));
     cr_assert_not_null(s, "%s was not written", name);
     return s;
 }

@@ -5,7 +5,6 @@
  * itself are tests/consumers/check_html.py). */
 #include <criterion/criterion.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,44 +13,11 @@
 
 #include "scopeprof/h5.h"
 #include "scopeprof/profile.h"
+#include "cli_dir.h"
 
-static char dir[256];
+static void make_dir(void) { cli_dir_make("cli-html"); }
 
-static void make_dir(void)
-{
-    snprintf(dir, sizeof dir, "/tmp/scopeprof-cli-html-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-static void remove_dir(void)
-{
-    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-TestSuite(cli_html, .init = make_dir, .fini = remove_dir);
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = 0;
-    fclose(f);
-    if (len)
-        *len = (size_t)n;
-    return s;
-}
+TestSuite(cli_html, .init = make_dir, .fini = cli_dir_remove);
 
 static size_t count(const char *s, const char *what);
 
@@ -64,9 +30,9 @@ static int run_with(const char *env, const char *args, char **out, char **err)
     int ws = system(cmd);
     char path[512];
     snprintf(path, sizeof path, "%s/stdout.txt", dir);
-    *out = slurp(path, NULL);
+    *out = slurp_sized(path, NULL);
     snprintf(path, sizeof path, "%s/stderr.txt", dir);
-    *err = slurp(path, NULL);
+    *err = slurp_sized(path, NULL);
     return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128;
 }
 
@@ -81,7 +47,7 @@ static char *page_of(const char *args, size_t *len)
         return NULL;
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    return slurp(path, len);
+    return slurp_sized(path, len);
 }
 
 /* Run `scopeprof ARGS` (a shell word list) in the test directory; exit
@@ -219,7 +185,7 @@ Test(cli_html, one_self_contained_page_with_every_section)
     char path[512];
     snprintf(path, sizeof path, "%s/report.html", dir);
     size_t len;
-    char *page = slurp(path, &len);
+    char *page = slurp_sized(path, &len);
     cr_assert_not_null(page);
     cr_expect_eq(strncmp(page, "<!DOCTYPE html>", 15), 0);
     static const char *const sections[] = {"Findings", "Hotspots", "Call tree", "Flame graph",
@@ -250,7 +216,7 @@ Test(cli_html, one_self_contained_page_with_every_section)
     status = run("report a_rank00000.h5 -o report.txt", &out, &err);
     cr_expect_eq(status, 0, "%s", err);
     snprintf(path, sizeof path, "%s/report.txt", dir);
-    page = slurp(path, NULL);
+    page = slurp_sized(path, NULL);
     cr_assert_not_null(page);
     cr_expect_eq(strncmp(page, "scopeprof report: html-demo", 27), 0, "%s", page);
     free(page), free(out), free(err);
@@ -265,7 +231,7 @@ Test(cli_html, hostile_names_stay_inside_the_data)
     char path[512];
     snprintf(path, sizeof path, "%s/hostile.html", dir);
     size_t len;
-    char *page = slurp(path, &len);
+    char *page = slurp_sized(path, &len);
     cr_assert_not_null(page);
     /* only the two </script> that close the data block and the script */
     cr_expect_eq(count(page, "</script"), 2);
@@ -288,7 +254,7 @@ Test(cli_html, runs_compared_by_compare_or_run_id)
         cr_assert_eq(status, 0, "%s: %s", cases[k], err);
         char path[512];
         snprintf(path, sizeof path, "%s/c.html", dir);
-        char *page = slurp(path, NULL);
+        char *page = slurp_sized(path, NULL);
         cr_assert_not_null(page);
         cr_expect_eq(count(page, "<h2>Comparison</h2>"), 1, "%s", cases[k]);
         /* solve: 5 x 90 µs against 9 x 90 µs = +80 % */
@@ -306,7 +272,7 @@ Test(cli_html, runs_compared_by_compare_or_run_id)
     cr_assert_eq(status, 0, "%s", err);
     char path[512];
     snprintf(path, sizeof path, "%s/s.html", dir);
-    char *page = slurp(path, NULL);
+    char *page = slurp_sized(path, NULL);
     cr_assert_not_null(page);
     /* same wall time on twice the ranks: speedup 1.00, efficiency 50 % */
     cr_expect_neq(strstr(page, "(speedup, efficiency)</td><td>1.00</td><td>1.00</td><td>50 %</td>"),

@@ -89,7 +89,7 @@ def big(d, name, calls, ranks, *flags):
 def main():
     browser = chromium()
     modules = node_modules(["playwright-core@1"])
-    d = workdir("html")
+    d = workdir("html", keep=True)
     pages = [page(d, name, files, truth) for name, files, truth in inputs(d)]
 
     import make_profile

@@ -1,6 +1,7 @@
 """Shared by the consumer checks: the inputs (the synthetic file, and files
 written by real programs under the shim), run scopeprof, locate chromium,
 exit codes (77 = skipped, for meson)."""
+import atexit
 import collections
 import glob
 import json
@@ -15,9 +16,35 @@ SCOPEPROF = os.environ["SCOPEPROF"]
 SKIP = 77
 
 
+_workdirs = []
+_failed = False
+
+
 def fail(msg):
+    global _failed
+    _failed = True
     print("FAIL: " + msg, file=sys.stderr)
     sys.exit(1)
+
+
+def _note_exception(kind, value, tb):
+    global _failed
+    _failed = True
+    sys.__excepthook__(kind, value, tb)
+
+
+sys.excepthook = _note_exception
+
+
+@atexit.register
+def _remove_workdirs():
+    """A check that passed leaves no files (hundreds of MiB over a day's
+    runs in the build tree); a failed one keeps them to look at, and so
+    does SCOPEPROF_KEEP_TEST_DIRS=1."""
+    if _failed or os.environ.get("SCOPEPROF_KEEP_TEST_DIRS"):
+        return
+    for d in _workdirs:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def skip(msg):
@@ -25,9 +52,16 @@ def skip(msg):
     sys.exit(SKIP)
 
 
-def workdir(name):
+def workdir(name, keep=False):
+    """A fresh directory, removed when the check passes; keep=True keeps
+    the last run's (pages and screenshots to look at), not older ones."""
     base = os.environ.get("CONSUMER_WORK", tempfile.gettempdir())
+    if keep:
+        for old in glob.glob(os.path.join(base, f"consumer-{name}-*")):
+            shutil.rmtree(old, ignore_errors=True)
     d = tempfile.mkdtemp(prefix=f"consumer-{name}-", dir=base)
+    if not keep:
+        _workdirs.append(d)
     return d
 
 
