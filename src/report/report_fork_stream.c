@@ -4,9 +4,12 @@
  *
  * Grafting: a kept call that is a root of its lane and has a kept fork
  * parent hangs under it, or, when it is of the fork parent's region (an
- * OpenMP worker's implicit task), takes the fork parent's node.  The fork
- * parents are known from one windowed read of the rank's call ids and fork
- * parent ids before the stream; each keeps its node when it enters.
+ * OpenMP worker's implicit task), takes the fork parent's node.  One
+ * windowed read of the rank's fork parent ids before the stream counts,
+ * per call id, the calls forked from it; the stream hands each call its
+ * fork parent id (sp_stream_rank_forks), and a fork parent keeps its node
+ * and key from its entry until it has exited and its forked calls have
+ * used it.
  *
  * Node order: the in-memory path creates nodes in a preorder of the grafted
  * forest (children in reconstruction order), which the stream, in start
@@ -15,8 +18,8 @@
  * of its grafted ancestors and itself; a node's first call in preorder is
  * its call with the smallest key (lexicographic).  Each node keeps that
  * key, and at the end the nodes are renumbered in key order, which is the
- * in-memory creation order.  Memory: a key (depth + 1 values) per node and
- * per fork parent, the forked calls by call id. */
+ * in-memory creation order.  Memory: a byte per call id, a key (depth + 1
+ * values) per node and per live fork parent. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,7 +350,7 @@ static lane_chain *lane_of(sp_fork_stream *fs, int64_t lane)
     return &grown[fs->num_lanes++];
 }
 
-/* The lane's chain holds `len` values (growing it keeps the first `keep`). */
+/* Room for `len` values in a chain (its values kept). */
 static int chain_room(key *k, uint32_t len)
 {
     if (len <= k->cap)

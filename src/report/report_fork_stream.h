@@ -12,9 +12,9 @@ typedef struct sp_fork_stream sp_fork_stream;
 /* Whether the selection keeps a call (the report's filters). */
 typedef int (*sp_fork_keep_fn)(void *ctx, const sp_stream_call *call);
 
-/* Reads the rank's fork parent ids and call ids in windows (rows of `file`
- * only, as the stream reads them) and keeps the forked calls and their fork
- * parents by call id.  graft: sp_selection_grafts.  0, 1 (fall back, why
+/* Reads the rank's fork parent ids in windows (rows of `file` only, as the
+ * stream reads them) and counts the calls forked from each call id; stream
+ * the rank with sp_stream_rank_forks.  graft: sp_selection_grafts.  0, 1 (fall back, why
  * set), -1 out of memory. */
 int sp_fork_stream_open(sp_fork_stream **out, const sp_run_source *src, uint32_t rank,
                         long file, int graft, sp_report_tree *tree, sp_fork_keep_fn keep,
