@@ -8,9 +8,13 @@ task, merged into the encountering thread's call) > 2 leaves; call ids
 
 Usage: gen_forks.py OUT.h5 N
 """
+import os
 import sys
-import h5py
+
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import schema3_file  # noqa: E402
 
 path, n = sys.argv[1], int(sys.argv[2])
 groups = n // 7                      # 4 calls on lane 0, 3 on lane 1 per group
@@ -20,7 +24,6 @@ pattern = {"outer": [(0, 0, 900)],
            "omp parallel": [(0, 10, 890), (1, 15, 880)],
            "leaf": [(0, 20, 300), (0, 400, 800), (1, 25, 305), (1, 405, 805)]}
 names = list(pattern)
-st = h5py.string_dtype("utf-8")
 starts, durs, threads, forks, parents, rows = [], [], [], [], [], []
 offset = 0
 # call ids are event positions: the first event of each region's row
@@ -49,32 +52,10 @@ for name in names:
     parents.append(np.concatenate(p_parts))
     rows.append((names.index(name), offset, len(s), s, d))
     offset += len(s)
-sdt = np.dtype([("total", "<i8"), ("minimum", "<i8"), ("maximum", "<i8"), ("first", "<i8"),
-                ("last", "<i8"), ("start_minimum", "<i8"), ("end_maximum", "<i8"),
-                ("gpu_count", "<u8"), ("gpu_total", "<i8"), ("mean", "<f8"), ("m2", "<f8")])
-stats = [(d.sum(), d.min(), d.max(), d[0], d[-1], s.min(), (s + d).max(), 0, 0, d.mean(),
-          ((d - d.mean()) ** 2).sum()) for _, _, _, s, d in rows]
-with h5py.File(path, "w") as f:
-    f.attrs["scope_profiler_schema"] = 3
-    f.attrs["storage_layout"] = "columnar"
-    f.create_group("metadata").attrs["start_time_ns"] = 1_000_000
-    f.create_dataset("region_table/names", data=np.array(names, dtype=object), dtype=st)
-    g = f.create_group("rank_region_index")
-    g["region_ids"] = np.array([r[0] for r in rows], dtype=np.uint32)
-    g["ranks"] = np.zeros(len(rows), dtype=np.uint32)
-    g["event_offsets"] = np.array([r[1] for r in rows], dtype=np.uint64)
-    g["event_counts"] = np.array([r[2] for r in rows], dtype=np.uint64)
-    g["source_lines"] = np.full(len(rows), -1, dtype=np.int64)
-    g["exclusive_totals"] = np.full(len(rows), -1, dtype=np.int64)
-    g["summary_statistics"] = np.array(stats, dtype=sdt)
-    for k, v in (("source_files", ""), ("source_texts", ""), ("tags", "[]"), ("event_metadata", "[]")):
-        g.create_dataset(k, data=np.array([v] * len(rows), dtype=object), dtype=st)
-    e = f.create_group("events")
-    total = offset
-    for k, column in (("start_deltas", np.concatenate(starts)), ("durations", np.concatenate(durs)),
-                      ("thread_ids", np.concatenate(threads)),
-                      ("call_ids", np.arange(total, dtype=np.int64)),
-                      ("parent_ids", np.concatenate(parents)),
-                      ("fork_parent_ids", np.concatenate(forks))):
-        e.create_dataset(k, data=column, chunks=(max(1, min(1 << 16, len(column))),),
-                         compression="gzip", compression_opts=4, shuffle=True)
+total = offset
+schema3_file.write(path, names, rows,
+                   [("start_deltas", np.concatenate(starts)), ("durations", np.concatenate(durs)),
+                    ("thread_ids", np.concatenate(threads)),
+                    ("call_ids", np.arange(total, dtype=np.int64)),
+                    ("parent_ids", np.concatenate(parents)),
+                    ("fork_parent_ids", np.concatenate(forks))])
