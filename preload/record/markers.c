@@ -202,13 +202,7 @@ static void count_live(struct sp_lane *lane, uint32_t region, int64_t d, int64_t
 {
     if (region >= lane->num_counters && sp_lane_grow_counters(lane, region) != 0)
         return; /* out of memory: this call is lost, the others are not */
-    struct sp_counters *c = &lane->counters[region];
-    if (!c->dropped || d < c->dropped_min)
-        SP_STORE(c->dropped_min, d);
-    if (d > c->dropped_max)
-        SP_STORE(c->dropped_max, d);
-    SP_STORE(c->dropped, c->dropped + 1);
-    SP_STORE(c->dropped_ns, c->dropped_ns + d);
+    sp_counters_add_dropped(&lane->counters[region], d);
     uint32_t exits = ++lane->exits;
     if ((exits & SP_CPU_SAMPLE_MASK) == SP_CPU_SAMPLE_MASK)
         every_256_exits(lane, now, 0);

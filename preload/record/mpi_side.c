@@ -89,13 +89,7 @@ void sp_record_aggregated(struct sp_profiler *p, int region, int64_t start, int6
     /* Counted like a call the memory cap dropped: the statistics add the
      * dropped calls to the ones derived from events (marker_api.c). */
     struct sp_counters *c = &lane->counters[region];
-    int64_t d = end - start;
-    if (!c->dropped || d < c->dropped_min)
-        SP_STORE(c->dropped_min, d);
-    if (d > c->dropped_max)
-        SP_STORE(c->dropped_max, d);
-    SP_STORE(c->dropped, c->dropped + 1);
-    SP_STORE(c->dropped_ns, c->dropped_ns + d);
+    sp_counters_add_dropped(c, end - start);
     SP_STORE(c->aggregated, c->aggregated + 1);
 }
 

@@ -103,6 +103,18 @@ struct sp_counters {
     int64_t dropped_max;
 };
 
+/* One call counted live, without an event (the memory cap, no memory for
+ * its entry, an MPI polling call): slow paths only. */
+static inline void sp_counters_add_dropped(struct sp_counters *c, int64_t d)
+{
+    if (!c->dropped || d < c->dropped_min)
+        SP_STORE(c->dropped_min, d);
+    if (d > c->dropped_max)
+        SP_STORE(c->dropped_max, d);
+    SP_STORE(c->dropped, c->dropped + 1);
+    SP_STORE(c->dropped_ns, c->dropped_ns + d);
+}
+
 /* Statistics of one region on one lane derived from its events so far
  * (sp_lane_fold; the spill lock serialises every fold). */
 struct sp_folded {

@@ -10,7 +10,7 @@ up to the root calls' durations h5py reads from the files."""
 import os
 import subprocess
 
-from common import SCOPEPROF, fail, inputs, workdir
+from common import SCOPEPROF, fail, inputs, omp_input, workdir
 
 d = workdir("folded")
 STREAMED = set()
@@ -41,19 +41,6 @@ def export(name, files, *options, command=("export", "folded")):
     return r.stdout.decode()
 
 
-def omp_input():
-    exe = os.path.join(os.environ["SCOPEPROF_PROGRAMS"], "omp_fork_gomp")
-    if not os.access(exe, os.X_OK):
-        return None
-    run = os.path.join(d, "run-omp")
-    os.makedirs(run, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SCOPE_PROFILER_")}
-    env.update(LD_PRELOAD=os.environ["SCOPEPROF_SHIM"], OMP_NUM_THREADS="2",
-               SCOPE_PROFILER_OUTPUT=os.path.join(run, "omp"))
-    subprocess.run([exe], cwd=run, env=env, check=True, capture_output=True, timeout=120)
-    return [os.path.join(run, "omp_rank00000.h5")]
-
-
 for name, files, truth in inputs(d):
     lines = ""
     for options in VARIANTS:
@@ -66,7 +53,7 @@ for name, files, truth in inputs(d):
     if total != roots:
         fail(f"{name}: exclusive times add up to {total} ns, the root calls last {roots} ns")
     print(f"ok: {name}: {len(lines.splitlines())} stacks, {total} ns in all")
-omp = omp_input()
+omp = omp_input(d)
 if omp:
     for options in VARIANTS:
         export("omp", omp, *options)
