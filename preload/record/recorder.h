@@ -51,7 +51,12 @@
 #define SP_CHUNK_EVENTS 4096
 #define SP_REGION_BLOCK 1024
 #define SP_MAX_REGION_BLOCKS 4096 /* 4 M regions */
-#define SP_CPU_SAMPLE_MASK 0xFF
+/* The lane's periodic work (markers.c every_256_exits) runs every 256
+ * exits; the thread's CPU time is sampled there every 4096 exits (once per
+ * chunk), since every collection reads each live thread's CPU clock
+ * exactly (threads.c sp_threads_refresh, docs/hot-path.md). */
+#define SP_PERIODIC_MASK 0xFF
+#define SP_CPU_SAMPLE_MASK (SP_CHUNK_EVENTS - 1)
 
 /* Relaxed atomics: plain loads/stores on x86, but race-free for readers on
  * other threads (and for ThreadSanitizer). */
@@ -188,7 +193,7 @@ _Static_assert(sizeof(struct sp_chunk) == 64 && SP_CHUNK_BYTES == 16 * 4096,
 /* After the tail's n-th event (from 1) the next is at events + 16 n, and
  * events is page aligned: a multiple of 4096 exactly when n is a multiple
  * of 256. */
-_Static_assert(SP_CPU_SAMPLE_MASK == 0xFF && SP_CHUNK_EVENTS % 256 == 0,
+_Static_assert(SP_PERIODIC_MASK == 0xFF && SP_CHUNK_EVENTS % 256 == 0,
                "the every-256 test on the next event's address");
 #define SP_SAMPLE_ADDRESS_MASK 4095
 

@@ -268,6 +268,39 @@ Test(threads, pthread_exit_and_cancellation_drop_open_calls)
     harness_run_free(&run);
 }
 
+/* CPU time is read exactly when it is collected (a live thread at
+ * finalize, a thread at its exit), not only sampled: each thread burns
+ * 120 ms of CPU in 300 calls, fewer than the 4096 exits between samples. */
+Test(threads, cpu_time_is_exact_without_a_sample)
+{
+    struct harness_run run;
+    sp_profile *p = run_and_load(&run, "threads_cpu", NULL, "scope_profile_rank00000.h5");
+    cr_assert_eq(p->num_threads, 3);
+    const char *names[] = {"MainThread", "leaver", "sleeper"};
+    const char *said[] = {"main", "leaver", "sleeper"};
+    for (int i = 0; i < 3; i++) {
+        const sp_thread_row *t = &p->threads[i];
+        cr_assert_str_eq(t->name, names[i]);
+        char key[32];
+        snprintf(key, sizeof key, "%s ", said[i]);
+        const char *line = strstr(run.out, key);
+        cr_assert(line, "stdout: %s", run.out);
+        long long measured = atoll(line + strlen(key));
+        cr_assert_geq(measured, 120000000LL, "%s burnt %lld ns", said[i], measured);
+        /* at least what the thread measured at its last call, and not far
+         * beyond: the leaver exits, main and the sleeper are alive */
+        cr_assert_geq(t->cpu_ns, measured, "%s: cpu_ns %lld < %lld", names[i],
+                      (long long)t->cpu_ns, measured);
+        cr_assert_lt(t->cpu_ns, measured + 100000000LL, "%s: cpu_ns %lld, measured %lld",
+                     names[i], (long long)t->cpu_ns, measured);
+        cr_assert_eq(t->end_ns == -1, i != 1, "%s: end_ns %lld", names[i],
+                     (long long)t->end_ns);
+    }
+    cr_assert_eq(harness_calls(p, "burn"), 900);
+    sp_profile_free(p);
+    harness_run_free(&run);
+}
+
 Test(threads, thread_started_past_the_wrapper_registers_on_first_call)
 {
     /* Bypassing the sanitizer's own pthread_create interceptor breaks it. */
