@@ -10,6 +10,7 @@
  * program that reaps every child (a SIGCHLD handler, SIGCHLD ignored) may
  * take the status before we do. */
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -28,12 +29,51 @@ extern char **environ;
 /* The fd the child finds its status pipe at. */
 #define STATUS_FD 3
 
-static int find_writer(char *path, size_t len)
+/* An ELF shared library, not a program: ET_DYN without an interpreter
+ * (a PIE program has one).  Exec'ing it would crash in the child, so a
+ * SCOPE_PROFILER_WRITER naming the writer module (libscopeprof-writer.so,
+ * an easy mix-up) would cost the file; anything unreadable or not ELF (a
+ * script) is left to exec. */
+static int is_shared_library(const char *path)
 {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    Elf64_Ehdr eh;
+    int library = 0;
+    if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+        eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_type == ET_DYN &&
+        eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum < 4096) {
+        library = 1;
+        for (unsigned i = 0; i < eh.e_phnum && library; i++) {
+            Elf64_Phdr ph;
+            if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + i * sizeof ph)) != (ssize_t)sizeof ph)
+                library = 0; /* unreadable: let exec decide */
+            else if (ph.p_type == PT_INTERP)
+                library = 0;
+        }
+    }
+    close(fd);
+    return library;
+}
+
+/* The writer program's path, 0; else -1 and why (NULL for the default
+ * place, whose caller words it). */
+static int find_writer(char *path, size_t len, const char **why)
+{
+    *why = NULL;
     const char *forced = getenv("SCOPE_PROFILER_WRITER");
     if (forced && *forced) {
         snprintf(path, len, "%s", forced);
-        return access(path, X_OK) == 0 ? 0 : -1;
+        if (access(path, X_OK) != 0) {
+            *why = "is not an executable file";
+            return -1;
+        }
+        if (is_shared_library(path)) {
+            *why = "is a shared library, not the writer program scopeprof-writer";
+            return -1;
+        }
+        return 0;
     }
     Dl_info info;
     if (!dladdr((void *)find_writer, &info) || !info.dli_fname)
@@ -119,9 +159,14 @@ int sp_writer_process_run(const char *mode, const char *const *args, size_t narg
 {
     line[0] = '\0';
     char exe[PATH_MAX];
-    if (find_writer(exe, sizeof exe) != 0) {
-        snprintf(line, linelen, "the writer scopeprof-writer is not next to libscopeprof.so "
-                 "(reinstall scopeprof or set SCOPE_PROFILER_WRITER to its path)");
+    const char *why;
+    if (find_writer(exe, sizeof exe, &why) != 0) {
+        if (why)
+            snprintf(line, linelen, "SCOPE_PROFILER_WRITER=%s %s (set it to the scopeprof-writer "
+                     "program, or unset it to use the one next to libscopeprof.so)", exe, why);
+        else
+            snprintf(line, linelen, "the writer scopeprof-writer is not next to libscopeprof.so "
+                     "(reinstall scopeprof or set SCOPE_PROFILER_WRITER to its path)");
         return -1;
     }
     int fds[2];
