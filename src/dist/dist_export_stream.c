@@ -160,7 +160,7 @@ static int csv_agree(void *ctx, int rc, FILE **out, char *why, size_t whylen)
 {
     part_export *x = ctx;
     x->mine.status = rc;
-    if (rc != 0)
+    if (rc != 0 && why != x->mine.why)
         snprintf(x->mine.why, sizeof x->mine.why, "%s", why);
     if (exchange(x, 1) != 0) {
         snprintf(why, whylen, "%s", x->plan->why);
