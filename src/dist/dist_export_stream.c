@@ -264,14 +264,21 @@ int sp_dist_export_stream(const sp_dist_session *s, int format, const char *cons
     /* step 3: process 0 takes the parts in process order; each waits
      * asleep until its turn (sp_dist_wait) */
     if (rc == 0 && s->rank == 0) {
+        /* after a failure the later parts are still taken (their senders
+         * wait for that), only not written */
         for (int k = 1; k < s->size; k++) {
-            if (rc == 0 && sp_dist_signal(k) != 0) {
-                snprintf(x.plan->why, sizeof x.plan->why, "MPI failed asking process %d", k);
+            char failed[1024];
+            if (sp_dist_signal(k) != 0) {
+                if (rc == 0)
+                    snprintf(x.plan->why, sizeof x.plan->why, "MPI failed asking process %d",
+                             k);
+                rc = -1;
+            } else if (sp_dist_part_receive(rc == 0 ? x.out : NULL, x.plan->bytes[k], k,
+                                            failed, sizeof failed) != 0) {
+                if (rc == 0)
+                    snprintf(x.plan->why, sizeof x.plan->why, "%s", failed);
                 rc = -1;
             }
-            if (rc == 0 && sp_dist_part_receive(x.out, x.plan->bytes[k], k, x.plan->why,
-                                                sizeof x.plan->why) != 0)
-                rc = -1;
         }
         if (rc == 0)
             sp_export_warn_events(o, format == SP_DIST_FOLDED ? x.plan->nodes : x.plan->rows,

@@ -524,6 +524,56 @@ Test(dist, csv_in_memory_under_open_mpi, .timeout = 240)
     export_matches_serial("openmpi", "csv", "--exclude", "main");
 }
 
+/* Standard output: process 0 writes the parts there, in order. */
+static void export_to_stdout_is_serial(const char *family, const char *format)
+{
+    write_run();
+    result serial = scopeprof(NULL, 0, ARGS("export", format, "ranks", "-o", "-"), NULL);
+    cr_assert_eq(serial.status, 0, "%s", serial.err);
+    for (int np = 2; np <= 4; np += 2) {
+        result r = scopeprof(family, np, ARGS("export", format, "ranks", "-o", "-"),
+                             ARGS("SCOPEPROF_EXPORT_TRACE=1"));
+        cr_expect_eq(r.status, 0, "%d processes: %s", np, r.err);
+        cr_expect_str_eq(r.out, serial.out, "%d processes", np);
+        expect_parts_streamed(r.err, np);
+        result_free(&r);
+    }
+    result_free(&serial);
+}
+
+Test(dist, folded_to_stdout_under_mpich, .timeout = 240)
+{
+    export_to_stdout_is_serial("mpich", "folded");
+}
+
+Test(dist, csv_to_stdout_under_open_mpi, .timeout = 240)
+{
+    export_to_stdout_is_serial("openmpi", "csv");
+}
+
+/* No temporary directory for the parts: every process falls back to the
+ * in-memory parts, with the serial bytes, and the trace says why. */
+Test(dist, folded_without_tmpdir_falls_back_to_memory, .timeout = 240)
+{
+    write_run();
+    result serial = scopeprof(NULL, 0, ARGS("export", "folded", "ranks", "-o", "s.folded"),
+                              NULL);
+    cr_assert_eq(serial.status, 0, "%s", serial.err);
+    char *want = read_output("s.folded");
+    result r = scopeprof("mpich", 2, ARGS("export", "folded", "ranks", "-o", "d.folded"),
+                         ARGS("SCOPEPROF_EXPORT_TRACE=1", "TMPDIR=/nonexistent/scopeprof"));
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, "wrote d.folded\n");
+    cr_expect_eq(count_of(r.err, "part in memory: process 1: no temporary file for the part "
+                                 "(TMPDIR)\n"), 2, "%s", r.err);
+    char *got = read_output("d.folded");
+    cr_expect_str_eq(got, want);
+    free(got);
+    free(want);
+    result_free(&serial);
+    result_free(&r);
+}
+
 /* A rank whose calls do not nest: the serial stream gives up and the
  * in-memory path words it; so do the parts, which say so in the trace. */
 static void crossing_export_fails_like_serial(const char *family, const char *format)
