@@ -168,7 +168,8 @@ static int csv_agree(void *ctx, int rc, FILE **out, char *why, size_t whylen)
     }
     x->mine.why[0] = '\0';
     if (!(*out = piece_stream(x))) {
-        snprintf(why, whylen, "%s", x->mine.why);
+        if (why != x->mine.why)
+            snprintf(why, whylen, "%s", x->mine.why);
         return 1;
     }
     return 0;
