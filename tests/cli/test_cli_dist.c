@@ -524,6 +524,72 @@ Test(dist, csv_in_memory_under_open_mpi, .timeout = 240)
     export_matches_serial("openmpi", "csv", "--exclude", "main");
 }
 
+/* A rank of `calls` calls: main and calls - 1 leaves under it. */
+static void write_wide_rank(uint32_t rank, size_t calls)
+{
+    sp_profile *p = sp_profile_new();
+    p->start = malloc(calls * sizeof *p->start);
+    p->end = malloc(calls * sizeof *p->end);
+    p->rows = calloc(2, sizeof *p->rows);
+    cr_assert(p->start && p->end && p->rows);
+    const char *regions[] = {"main", "leaf"};
+    for (int g = 0; g < 2; g++) {
+        sp_row *row = &p->rows[p->num_rows++];
+        row->region = (uint32_t)sp_profile_intern_name(p, regions[g]);
+        row->rank = rank;
+        row->offset = p->num_events;
+        row->source_line = -1;
+        row->exclusive_total = -1;
+        row->source_file = strdup("");
+        row->source_text = strdup("");
+        row->tags = strdup("[]");
+        row->event_metadata = strdup("[]");
+        size_t n = g == 0 ? 1 : calls - 1;
+        for (size_t i = 0; i < n; i++, p->num_events++, row->count++) {
+            p->start[p->num_events] = g == 0 ? 1000 : 2000 + (int64_t)i * 10;
+            p->end[p->num_events] = g == 0 ? 2000 + (int64_t)calls * 10 : 2005 + (int64_t)i * 10;
+        }
+        sp_summary_compute(p->start + row->offset, p->end + row->offset, NULL, row->count,
+                           &row->stats);
+    }
+    p->num_ranks = rank + 1;
+    sp_profile_set_meta_int(p, "start_time_ns", 1000);
+    char name[64], err[512];
+    snprintf(name, sizeof name, "wide/run_rank%05u.h5", rank);
+    cr_assert_eq(sp_h5_write(in_dir(name), p, err, sizeof err), 0, "%s", err);
+    sp_profile_free(p);
+}
+
+/* The warning above a million rows counts every part's rows: two ranks of
+ * 600,000 calls, one per process, warn once, as serially. */
+Test(dist, csv_warning_counts_every_part, .timeout = 240)
+{
+    cr_assert_eq(mkdir(in_dir("wide"), 0755), 0);
+    write_wide_rank(0, 600000);
+    write_wide_rank(1, 600000);
+    result serial = scopeprof(NULL, 0, ARGS("export", "csv", "wide", "-o", "s.csv"), NULL);
+    cr_assert_eq(serial.status, 0, "%s", serial.err);
+    cr_assert_not_null(strstr(serial.err, "holds 1200000 events"), "%s", serial.err);
+    size_t want_len, got_len;
+    char *want = slurp_sized(in_dir("s.csv"), &want_len);
+    cr_assert_not_null(want);
+    for (int np = 2; np <= 4; np += 2) {
+        result r = scopeprof("mpich", np, ARGS("export", "csv", "wide", "-o", "d.csv"), NULL);
+        cr_expect_eq(r.status, 0, "%d processes: %s", np, r.err);
+        cr_expect_str_eq(r.err, serial.err, "%d processes", np);
+        char *got = slurp_sized(in_dir("d.csv"), &got_len);
+        cr_assert_not_null(got);
+        cr_expect(got_len == want_len && !memcmp(got, want, want_len),
+                  "%d processes: not the serial bytes (%zu, serial %zu)", np, got_len, want_len);
+        free(got);
+        remove(in_dir("d.csv"));
+        result_free(&r);
+    }
+    free(want);
+    remove(in_dir("s.csv"));
+    result_free(&serial);
+}
+
 /* Standard output: process 0 writes the parts there, in order. */
 static void export_to_stdout_is_serial(const char *family, const char *format)
 {
