@@ -60,9 +60,9 @@ static const char export_help[] =
     "%s"
     "\n"
     "Under an MPI launcher (mpirun -np N scopeprof export folded|csv ...)\n"
-    "the files are split over the N processes and process 0 writes the serial\n"
-    "output; the other formats are written by process 0 alone\n"
-    "(docs/distributed.md).\n"
+    "the selected ranks are split over the N processes, each streams its share,\n"
+    "and process 0 writes the serial output; the other formats are written by\n"
+    "process 0 alone (docs/distributed.md).\n"
     "A warning is printed when an export holds more than a million events, and\n"
     "'replaced' when an existing file was overwritten.\n"
     "Exit status: 0 ok, 1 unreadable file or failed export, 2 usage error.\n";
