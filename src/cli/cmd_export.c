@@ -60,9 +60,9 @@ static const char export_help[] =
     "%s"
     "\n"
     "Under an MPI launcher (mpirun -np N scopeprof export folded|csv ...)\n"
-    "the files are split over the N processes and process 0 writes the serial\n"
-    "output; the other formats are written by process 0 alone\n"
-    "(docs/distributed.md).\n"
+    "the selected ranks are split over the N processes, each streams its share,\n"
+    "and process 0 writes the serial output; the other formats are written by\n"
+    "process 0 alone (docs/distributed.md).\n"
     "A warning is printed when an export holds more than a million events, and\n"
     "'replaced' when an existing file was overwritten.\n"
     "Exit status: 0 ok, 1 unreadable file or failed export, 2 usage error.\n";
@@ -154,14 +154,72 @@ static int write_dist_output(const char *path, const sp_dist_session *dist, int 
                          block ? block->path : path);
 }
 
-/* `mpirun -np N scopeprof export folded|csv`: each process loads its
- * block of rank files and writes its part (docs/distributed.md).  Returns
- * the exit status, or -1 when process 0 should export serially. */
+/* Process 0's output of a streamed distributed export, opened once every
+ * process has streamed its checks (sp_dist_output). */
+typedef struct dist_output {
+    const char *path;
+    int to_stdout, replacing;
+    FILE *out;
+} dist_output;
+
+static FILE *open_dist_stream(void *ctx, char *why, size_t whylen)
+{
+    dist_output *d = ctx;
+    d->to_stdout = !strcmp(d->path, "-");
+    d->replacing = !d->to_stdout && cli_regular_file_exists(d->path);
+    d->out = d->to_stdout ? stdout : fopen(d->path, "wb");
+    if (!d->out) {
+        snprintf(why, whylen, "%.900s: cannot create: %s", d->path, strerror(errno));
+        return NULL;
+    }
+    static char buffer[1 << 20];
+    setvbuf(d->out, buffer, _IOFBF, sizeof buffer);
+    return d->out;
+}
+
+/* The in-memory parts take over: as the serial stream leaves its output. */
+static int discard_dist_stream(void *ctx)
+{
+    dist_output *d = ctx;
+    if (d->to_stdout)
+        return -1; /* bytes are out */
+    fclose(d->out);
+    d->out = NULL;
+    if (!d->replacing)
+        unlink(d->path);
+    return 0;
+}
+
+/* `mpirun -np N scopeprof export folded|csv`: each process streams its
+ * share of the ranks and process 0 writes the parts in order
+ * (src/dist/dist_export_stream.c); where the serial stream would read the
+ * run in memory, each process loads its block of rank files and writes
+ * its part from memory (docs/distributed.md).  Returns the exit status, or
+ * -1 when process 0 should export serially. */
 static int export_distributed(const sp_dist_session *dist, format fmt, const char **files,
                               size_t num_files, const char *out,
                               const sp_export_options *options)
 {
     char err[1024] = "";
+    int part_format = fmt == FOLDED ? SP_DIST_FOLDED : SP_DIST_CSV;
+    const char *force = getenv("SCOPEPROF_EXPORT_IN_MEMORY");
+    if (!(force && !strcmp(force, "1"))) {
+        const char *trace = getenv("SCOPEPROF_EXPORT_TRACE");
+        dist_output d = {.path = out};
+        sp_dist_output output = {open_dist_stream, discard_dist_stream, &d};
+        int streamed = sp_dist_export_stream(dist, part_format, files, num_files, options,
+                                             &output, trace && !strcmp(trace, "1"), err,
+                                             sizeof err);
+        if (streamed <= 0 && dist->rank != 0)
+            return 0;
+        if (streamed == 0)
+            return finish_output(d.out, out, d.to_stdout, d.replacing, 0, err, sizeof err,
+                                 NULL);
+        if (streamed < 0)
+            return d.out ? finish_output(d.out, out, d.to_stdout, d.replacing, -1, err,
+                                         sizeof err, NULL)
+                         : cli_file_error(CMD, NULL, "%s", err);
+    }
     char **paths = NULL;
     long n = sp_run_inputs_expand(files, num_files, &paths, err, sizeof err);
     if (n < 0) /* the same on every process: process 0 says it */
@@ -174,13 +232,10 @@ static int export_distributed(const sp_dist_session *dist, format fmt, const cha
         rc = dist->rank == 0 ? -1 : 0;
     else if (loaded == SP_DIST_RUN_FAILED)
         rc = dist->rank == 0 ? cli_file_error(CMD, NULL, "%s", err) : 0;
-    else {
-        int part_format = fmt == FOLDED ? SP_DIST_FOLDED : SP_DIST_CSV;
-        if (dist->rank == 0)
-            rc = write_dist_output(out, dist, part_format, block, options);
-        else
-            sp_dist_export(dist, part_format, block, options, NULL, err, sizeof err);
-    }
+    else if (dist->rank == 0)
+        rc = write_dist_output(out, dist, part_format, block, options);
+    else
+        sp_dist_export(dist, part_format, block, options, NULL, err, sizeof err);
     sp_profile_free(block);
     return rc;
 }

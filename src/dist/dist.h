@@ -148,4 +148,50 @@ enum { SP_DIST_FOLDED = 1, SP_DIST_CSV };
 int sp_dist_export(const sp_dist_session *s, int format, const sp_profile *p,
                    const sp_export_options *o, FILE *out, char *err, size_t errlen);
 
+/* `export folded|csv` on the stream (dist_export_stream.c): every process
+ * opens the whole run (the files' indexes: region ids, metadata and origin
+ * are the run's) and streams a contiguous share of the selected ranks, in
+ * rank order; process 0 writes its share into the output, the others into
+ * a part file it then receives in pieces.  Memory is bounded on every
+ * process, as in the serial streamed export.
+ * Process 0 opens the output (`open`, with `discard` to give it up) only
+ * once every process streamed its checks: *replaceable set by discard
+ * when nothing must be kept (a file it created, not standard output).
+ * Returns, the same on every process: 0 written (process 0: the output is
+ * complete but not closed), 1 where the serial streamed export would go
+ * to the in-memory path (why: the first reason in process order; the
+ * output, if opened, discarded): the in-memory parts (sp_dist_load_run,
+ * sp_dist_export) then do it; -1 failed after bytes were out (why).
+ * trace: each process prints one line saying whether its part streamed.
+ * Collective. */
+typedef struct sp_dist_output {
+    FILE *(*open)(void *ctx, char *why, size_t whylen);
+    /* 0 when the opened output was given up (closed, removed if created),
+     * -1 when bytes are out that cannot be taken back (standard output) */
+    int (*discard)(void *ctx);
+    void *ctx;
+} sp_dist_output;
+int sp_dist_export_stream(const sp_dist_session *s, int format, const char *const *files,
+                          size_t count, const sp_export_options *o,
+                          const sp_dist_output *output, int trace, char *why, size_t whylen);
+
+/* ---- a part in a temporary file (dist_part_file.c) ------------------------ */
+
+typedef struct sp_dist_part {
+    FILE *file;      /* $TMPDIR, already unlinked */
+    char *buffer;
+    uint64_t bytes;  /* after sp_dist_part_finish */
+} sp_dist_part;
+/* 0, or -1 (no temporary file: the caller says why). */
+int sp_dist_part_open(sp_dist_part *part);
+/* Flush; the size in part->bytes.  0, -1 (a write failed). */
+int sp_dist_part_finish(sp_dist_part *part);
+/* The part's bytes to `dest` in pieces (dest receives exactly part->bytes,
+ * or a piece saying why not).  0, -1. */
+int sp_dist_part_send(sp_dist_part *part, int dest);
+/* Process 0: `bytes` of source's part into out (NULL: dropped).  0, or -1
+ * (why). */
+int sp_dist_part_receive(FILE *out, uint64_t bytes, int source, char *why, size_t whylen);
+void sp_dist_part_close(sp_dist_part *part);
+
 #endif

@@ -9,7 +9,9 @@
  *             others' parts lose their first line), and the warning above
  *             a million calls counts the records of all parts.
  * Blocks come from sp_dist_load_run, so names, metadata and origin are the
- * run's: the bytes are the serial export's.  Perfetto is not split: its one
+ * run's: the bytes are the serial export's.  This is the in-memory form,
+ * taken where the serial stream would read the run in memory: the parts
+ * stream otherwise (dist_export_stream.c).  Perfetto is not split: its one
  * packet sequence carries state across every rank (interned names, a clock
  * that only grows) and its MPI flows pair sends and receives of any two
  * ranks, so parts would not concatenate to the serial trace (process 0

@@ -215,6 +215,12 @@ int sp_dist_load_run(const sp_dist_session *s, char **files, size_t count, sp_pr
     if (decision == SP_DIST_RUN_OK && adopt(&a, p, err, errlen) < 0)
         decision = SP_DIST_RUN_FAILED; /* this process only: a damaged answer */
     sp_wire_free(&answer);
+    /* the serial load names its profile after the file only when the run
+     * is one file: a block of one file among more is not that */
+    if (decision == SP_DIST_RUN_OK && p && count > 1) {
+        free(p->path);
+        p->path = NULL;
+    }
     if (decision != SP_DIST_RUN_OK) {
         sp_profile_free(p);
         return decision;

@@ -8,6 +8,7 @@
 #include "model/utf8.h"
 #include "scopeprof/export.h"
 #include "stream_calls.h"
+#include "stream_parts.h"
 
 /* Names are bytes; the file is UTF-8 text, invalid sequences as U+FFFD. */
 static void field(FILE *out, const char *s)
@@ -224,15 +225,30 @@ static int csv_exit(void *ctx, const sp_stream_call *call, int64_t user)
 int sp_export_csv_stream(FILE *out, const sp_run_source *src, const sp_export_options *options,
                          char *why, size_t whylen)
 {
+    sp_csv_part whole = {.first = 0, .count = -1, .header = 1};
+    int rc = sp_export_csv_stream_part(out, src, options, &whole, why, whylen);
+    if (rc == 0)
+        sp_export_warn_events(options, whole.events, "csv export");
+    return rc;
+}
+
+int sp_export_csv_stream_part(FILE *out, const sp_run_source *src,
+                              const sp_export_options *options, sp_csv_part *part, char *why,
+                              size_t whylen)
+{
     csv_pass p = {.out = out};
     p.spill.fd = -1;
+    part->events = 0;
     int rc = sx_run_begin(&p.run, src, options, 0, why, whylen);
+    long first = part->first, end = p.run.num_ranks;
+    if (part->count >= 0 && first + part->count < end)
+        end = first + part->count;
     if (rc == 0 && sx_spill_open(&p.spill) < 0) {
         snprintf(why, whylen, "no temporary file for the exclusive times (TMPDIR)");
         rc = 1;
     }
     sp_call_visitor visitor = {csv_enter, csv_exit, &p};
-    for (long k = 0; k < p.run.num_ranks && rc == 0; k++) {
+    for (long k = first; k < end && rc == 0; k++) {
         sx_run_rank(&p.run, p.run.ranks[k]);
         rc = sx_run_pass(&p.run, p.run.ranks[k], &visitor, why, whylen);
     }
@@ -245,12 +261,18 @@ int sp_export_csv_stream(FILE *out, const sp_run_source *src, const sp_export_op
             snprintf(why, whylen, "out of memory");
         rc = 1;
     }
+    /* a part of a distributed export: every part's first pass must have
+     * gone well before any writes (src/dist/dist_export_stream.c) */
+    if (part->agree && part->agree(part->ctx, rc, &p.out, why, whylen) != 0)
+        rc = 1;
+    out = p.out;
     if (rc == 0) {
         p.writing = 1;
-        fputs(header, out);
+        if (part->header)
+            fputs(header, out);
     }
     p.ordinal = 0;
-    for (long k = 0; k < p.run.num_ranks && rc == 0; k++) {
+    for (long k = first; k < end && rc == 0; k++) {
         p.rank = p.run.ranks[k];
         p.position = 0;
         p.labelled = INT64_MIN;
@@ -263,8 +285,7 @@ int sp_export_csv_stream(FILE *out, const sp_run_source *src, const sp_export_op
         rc = -1;
     if (p.writing && rc < 0)
         snprintf(why, whylen, "write failed, out of memory, or the files changed");
-    if (rc == 0)
-        sp_export_warn_events(options, p.events, "csv export");
+    part->events = p.events;
     free(p.path);
     sx_spill_close(&p.spill);
     sx_stacks_free(&p.stacks);

@@ -111,6 +111,9 @@ static result scopeprof(const char *family, int np, const char *const *args,
  * region of its own ("only_r<r>", so the region table's order depends on
  * the order ranks are merged in) and, on odd ranks, a worker thread. */
 static long crossing_rank = -1; /* this rank's assemble outlives its solve */
+/* Stored call and parent ids, and the worker's call forked from main
+ * (events/fork_parent_ids, as the shim records a pthread's root). */
+static int with_forks;
 
 static void write_rank(uint32_t rank)
 {
@@ -155,6 +158,24 @@ static void write_rank(uint32_t rank)
         }
         sp_summary_compute(p->start + row->offset, p->end + row->offset, NULL, row->count,
                            &row->stats);
+    }
+    if (with_forks) {
+        /* events: main, solve x reps, assemble x reps, own */
+        size_t reps = rank + 1;
+        p->call_ids = malloc(p->num_events * sizeof *p->call_ids);
+        p->parent_ids = malloc(p->num_events * sizeof *p->parent_ids);
+        p->fork_parent_ids = malloc(p->num_events * sizeof *p->fork_parent_ids);
+        cr_assert(p->call_ids && p->parent_ids && p->fork_parent_ids);
+        for (size_t e = 0; e < p->num_events; e++) {
+            p->call_ids[e] = (int64_t)e;
+            p->parent_ids[e] = e == 0 ? -1 : e <= reps ? 0 : e <= 2 * reps ? (int64_t)(e - reps)
+                                                                              : 0;
+            p->fork_parent_ids[e] = -1;
+        }
+        if (rank % 2) { /* own runs on the worker: a root there, forked from main */
+            p->parent_ids[p->num_events - 1] = -1;
+            p->fork_parent_ids[p->num_events - 1] = 0;
+        }
     }
     p->has_thread_table = 1;
     size_t threads = rank % 2 ? 2 : 1;
@@ -330,8 +351,46 @@ static char *read_output(const char *name)
     return s;
 }
 
+static size_t count_of(const char *text, const char *what);
+
+/* SCOPEPROF_EXPORT_IN_MEMORY=1 for the distributed runs: the in-memory parts. */
+static int force_in_memory;
+
+/* The trace of a streamed folded or csv export: one line per process
+ * saying its part streamed (not loaded in memory), and nothing else. */
+static void expect_parts_streamed(const char *err, int np)
+{
+    if (np == 1) { /* no MPI at all: the serial export */
+        cr_expect_str_eq(err, "scopeprof export: streamed\n");
+        return;
+    }
+    size_t expected = 0;
+    for (int k = 0; k < np; k++) {
+        char line[96];
+        snprintf(line, sizeof line, "scopeprof export: process %d of %d: part streamed\n", k,
+                 np);
+        cr_expect_not_null(strstr(err, line), "%d processes, no '%s' in:\n%s", np, line, err);
+        expected += strlen(line);
+    }
+    cr_expect_eq(strlen(err), expected, "%d processes, more than the trace:\n%s", np, err);
+}
+
+/* Nothing left in a directory (the parts' temporary files are unlinked). */
+static void expect_empty_dir(const char *name)
+{
+    DIR *d = opendir(in_dir(name));
+    cr_assert_not_null(d);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        cr_expect(!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."), "%s left in %s",
+                  e->d_name, name);
+    closedir(d);
+}
+
 /* Byte for byte the serial export, for every process count; opt/value is
- * an option and its value (a selection), or NULL. */
+ * an option and its value (a selection), or NULL.  folded and csv run with
+ * SCOPEPROF_EXPORT_TRACE=1 (every part streamed) and TMPDIR in the test
+ * directory (left empty). */
 static void export_matches_serial(const char *family, const char *format, const char *opt,
                                   const char *value)
 {
@@ -348,12 +407,21 @@ static void export_matches_serial(const char *family, const char *format, const 
     fseek(f, 0, SEEK_END);
     long want_size = ftell(f);
     fclose(f);
+    int parts = !strcmp(format, "folded") || !strcmp(format, "csv");
+    static char tmpdir[4096 + 8];
+    snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", in_dir("tmp"));
+    cr_assert_eq(mkdir(in_dir("tmp"), 0755), 0);
+    const char *const *env = !parts ? NULL
+                             : force_in_memory
+                                 ? ARGS("SCOPEPROF_EXPORT_TRACE=1", tmpdir,
+                                        "SCOPEPROF_EXPORT_IN_MEMORY=1")
+                                 : ARGS("SCOPEPROF_EXPORT_TRACE=1", tmpdir);
     static const int counts[] = {1, 2, 4};
     for (int c = 0; c < 3; c++) {
         result r = opt ? scopeprof(family, counts[c], ARGS("export", format, "ranks", "-o",
-                                                           dist_out, opt, value), NULL)
+                                                           dist_out, opt, value), env)
                        : scopeprof(family, counts[c], ARGS("export", format, "ranks", "-o",
-                                                           dist_out), NULL);
+                                                           dist_out), env);
         cr_assert_eq(r.status, 0, "%d processes: %s", counts[c], r.err);
         char expected_out[96];
         snprintf(expected_out, sizeof expected_out, "wrote %s\n", dist_out);
@@ -362,8 +430,12 @@ static void export_matches_serial(const char *family, const char *format, const 
         if (!strcmp(format, "perfetto") && counts[c] > 1)
             cr_expect_not_null(strstr(r.err, "not written in parts"), "%d processes: %s",
                                counts[c], r.err);
+        else if (parts && !force_in_memory)
+            expect_parts_streamed(r.err, counts[c]);
         else
             cr_expect_str_eq(r.err, "", "%d processes", counts[c]);
+        if (parts)
+            expect_empty_dir("tmp");
         f = fopen(in_dir(dist_out), "rb");
         cr_assert_not_null(f);
         fseek(f, 0, SEEK_END);
@@ -417,6 +489,197 @@ Test(dist, csv_under_open_mpi_is_the_serial_file, .timeout = 240)
 Test(dist, csv_under_mpich_is_the_serial_file, .timeout = 240)
 {
     export_matches_serial("mpich", "csv", "--include", "solve|assemble");
+}
+
+/* Fork edges: the worker's call is grafted under main (folded), each
+ * rank's file read alone as the serial stream reads it. */
+Test(dist, folded_with_fork_edges_under_mpich, .timeout = 240)
+{
+    with_forks = 1;
+    export_matches_serial("mpich", "folded", NULL, NULL);
+}
+
+Test(dist, csv_with_fork_edges_under_open_mpi, .timeout = 240)
+{
+    with_forks = 1;
+    export_matches_serial("openmpi", "csv", NULL, NULL);
+}
+
+Test(dist, folded_of_lanes_and_ranks_under_open_mpi, .timeout = 240)
+{
+    export_matches_serial("openmpi", "folded", "--ranks", "1,3");
+}
+
+/* The in-memory parts (each process's block loaded whole): what the
+ * stream falls back on, the same bytes. */
+Test(dist, folded_in_memory_under_mpich, .timeout = 240)
+{
+    force_in_memory = 1;
+    export_matches_serial("mpich", "folded", NULL, NULL);
+}
+
+Test(dist, csv_in_memory_under_open_mpi, .timeout = 240)
+{
+    force_in_memory = 1;
+    export_matches_serial("openmpi", "csv", "--exclude", "main");
+}
+
+/* A rank of `calls` calls: main and calls - 1 leaves under it. */
+static void write_wide_rank(uint32_t rank, size_t calls)
+{
+    sp_profile *p = sp_profile_new();
+    p->start = malloc(calls * sizeof *p->start);
+    p->end = malloc(calls * sizeof *p->end);
+    p->rows = calloc(2, sizeof *p->rows);
+    cr_assert(p->start && p->end && p->rows);
+    const char *regions[] = {"main", "leaf"};
+    for (int g = 0; g < 2; g++) {
+        sp_row *row = &p->rows[p->num_rows++];
+        row->region = (uint32_t)sp_profile_intern_name(p, regions[g]);
+        row->rank = rank;
+        row->offset = p->num_events;
+        row->source_line = -1;
+        row->exclusive_total = -1;
+        row->source_file = strdup("");
+        row->source_text = strdup("");
+        row->tags = strdup("[]");
+        row->event_metadata = strdup("[]");
+        size_t n = g == 0 ? 1 : calls - 1;
+        for (size_t i = 0; i < n; i++, p->num_events++, row->count++) {
+            p->start[p->num_events] = g == 0 ? 1000 : 2000 + (int64_t)i * 10;
+            p->end[p->num_events] = g == 0 ? 2000 + (int64_t)calls * 10 : 2005 + (int64_t)i * 10;
+        }
+        sp_summary_compute(p->start + row->offset, p->end + row->offset, NULL, row->count,
+                           &row->stats);
+    }
+    p->num_ranks = rank + 1;
+    sp_profile_set_meta_int(p, "start_time_ns", 1000);
+    char name[64], err[512];
+    snprintf(name, sizeof name, "wide/run_rank%05u.h5", rank);
+    cr_assert_eq(sp_h5_write(in_dir(name), p, err, sizeof err), 0, "%s", err);
+    sp_profile_free(p);
+}
+
+/* The warning above a million rows counts every part's rows: two ranks of
+ * 600,000 calls, one per process, warn once, as serially. */
+Test(dist, csv_warning_counts_every_part, .timeout = 240)
+{
+    cr_assert_eq(mkdir(in_dir("wide"), 0755), 0);
+    write_wide_rank(0, 600000);
+    write_wide_rank(1, 600000);
+    result serial = scopeprof(NULL, 0, ARGS("export", "csv", "wide", "-o", "s.csv"), NULL);
+    cr_assert_eq(serial.status, 0, "%s", serial.err);
+    cr_assert_not_null(strstr(serial.err, "holds 1200000 events"), "%s", serial.err);
+    size_t want_len, got_len;
+    char *want = slurp_sized(in_dir("s.csv"), &want_len);
+    cr_assert_not_null(want);
+    for (int np = 2; np <= 4; np += 2) {
+        result r = scopeprof("mpich", np, ARGS("export", "csv", "wide", "-o", "d.csv"), NULL);
+        cr_expect_eq(r.status, 0, "%d processes: %s", np, r.err);
+        cr_expect_str_eq(r.err, serial.err, "%d processes", np);
+        char *got = slurp_sized(in_dir("d.csv"), &got_len);
+        cr_assert_not_null(got);
+        cr_expect(got_len == want_len && !memcmp(got, want, want_len),
+                  "%d processes: not the serial bytes (%zu, serial %zu)", np, got_len, want_len);
+        free(got);
+        remove(in_dir("d.csv"));
+        result_free(&r);
+    }
+    free(want);
+    remove(in_dir("s.csv"));
+    result_free(&serial);
+}
+
+/* Standard output: process 0 writes the parts there, in order. */
+static void export_to_stdout_is_serial(const char *family, const char *format)
+{
+    write_run();
+    result serial = scopeprof(NULL, 0, ARGS("export", format, "ranks", "-o", "-"), NULL);
+    cr_assert_eq(serial.status, 0, "%s", serial.err);
+    for (int np = 2; np <= 4; np += 2) {
+        result r = scopeprof(family, np, ARGS("export", format, "ranks", "-o", "-"),
+                             ARGS("SCOPEPROF_EXPORT_TRACE=1"));
+        cr_expect_eq(r.status, 0, "%d processes: %s", np, r.err);
+        cr_expect_str_eq(r.out, serial.out, "%d processes", np);
+        expect_parts_streamed(r.err, np);
+        result_free(&r);
+    }
+    result_free(&serial);
+}
+
+Test(dist, folded_to_stdout_under_mpich, .timeout = 240)
+{
+    export_to_stdout_is_serial("mpich", "folded");
+}
+
+Test(dist, csv_to_stdout_under_open_mpi, .timeout = 240)
+{
+    export_to_stdout_is_serial("openmpi", "csv");
+}
+
+/* No temporary directory for the parts: every process falls back to the
+ * in-memory parts, with the serial bytes, and the trace says why. */
+Test(dist, folded_without_tmpdir_falls_back_to_memory, .timeout = 240)
+{
+    write_run();
+    result serial = scopeprof(NULL, 0, ARGS("export", "folded", "ranks", "-o", "s.folded"),
+                              NULL);
+    cr_assert_eq(serial.status, 0, "%s", serial.err);
+    char *want = read_output("s.folded");
+    result r = scopeprof("mpich", 2, ARGS("export", "folded", "ranks", "-o", "d.folded"),
+                         ARGS("SCOPEPROF_EXPORT_TRACE=1", "TMPDIR=/nonexistent/scopeprof"));
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, "wrote d.folded\n");
+    cr_expect_eq(count_of(r.err, "part in memory: process 1: no temporary file for the part "
+                                 "(TMPDIR)\n"), 2, "%s", r.err);
+    char *got = read_output("d.folded");
+    cr_expect_str_eq(got, want);
+    free(got);
+    free(want);
+    result_free(&serial);
+    result_free(&r);
+}
+
+/* A rank whose calls do not nest: the serial stream gives up and the
+ * in-memory path words it; so do the parts, which say so in the trace. */
+static void crossing_export_fails_like_serial(const char *family, const char *format)
+{
+    crossing_rank = 3;
+    write_run();
+    crossing_rank = -1;
+    char serial_out[32], dist_out[32];
+    snprintf(serial_out, sizeof serial_out, "s.%s", format);
+    snprintf(dist_out, sizeof dist_out, "d.%s", format);
+    result serial = scopeprof(NULL, 0, ARGS("export", format, "ranks", "-o", serial_out), NULL);
+    cr_assert_eq(serial.status, 1);
+    cr_assert_not_null(strstr(serial.err, "not properly nested"), "%s", serial.err);
+    for (int np = 2; np <= 4; np += 2) {
+        result r = scopeprof(family, np, ARGS("export", format, "ranks", "-o", dist_out),
+                             NULL);
+        cr_expect_eq(r.status, 1, "%d processes: %s", np, r.err);
+        /* (Open MPI adds its lines about a process that returned 1) */
+        cr_expect_not_null(strstr(r.err, serial.err), "%d processes:\n%s\nserial:\n%s", np,
+                           r.err, serial.err);
+        cr_expect_eq(count_of(r.err, "scopeprof"), 1, "%d processes:\n%s", np, r.err);
+        cr_expect_neq(access(in_dir(dist_out), F_OK), 0, "a partial file is left");
+        result_free(&r);
+        r = scopeprof(family, np, ARGS("export", format, "ranks", "-o", dist_out),
+                      ARGS("SCOPEPROF_EXPORT_TRACE=1"));
+        cr_expect_eq(count_of(r.err, "part in memory: "), (size_t)np, "%s", r.err);
+        cr_expect_eq(count_of(r.err, "not properly nested"), (size_t)np + 1, "%s", r.err);
+        result_free(&r);
+    }
+    result_free(&serial);
+}
+
+Test(dist, folded_with_a_crossing_rank_under_mpich, .timeout = 240)
+{
+    crossing_export_fails_like_serial("mpich", "folded");
+}
+
+Test(dist, csv_with_a_crossing_rank_under_open_mpi, .timeout = 240)
+{
+    crossing_export_fails_like_serial("openmpi", "csv");
 }
 
 /* One rank selected: no "rank R" frames, although every process holds ranks. */
@@ -628,8 +891,8 @@ Test(dist, report_in_memory_under_mpich_is_printed_once, .timeout = 240)
     result_free(&r);
 }
 
-/* A list out of rank order: the blocks' ranks overlap, process 0 exports
- * serially - the same bytes. */
+/* A list out of rank order: the streamed parts take the selected ranks in
+ * rank order, as the serial export does - the same bytes. */
 Test(dist, folded_of_a_list_out_of_rank_order, .timeout = 240)
 {
     write_run();
@@ -642,10 +905,10 @@ Test(dist, folded_of_a_list_out_of_rank_order, .timeout = 240)
                                             "serial.folded"), NULL);
     cr_assert_eq(serial.status, 0, "%s", serial.err);
     result r = scopeprof("mpich", 2, ARGS("export", "folded", "@ranks/list.txt", "-o",
-                                          "dist.folded"), NULL);
+                                          "dist.folded"), ARGS("SCOPEPROF_EXPORT_TRACE=1"));
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_expect_str_eq(r.out, "wrote dist.folded\n");
-    cr_expect_str_eq(r.err, "");
+    expect_parts_streamed(r.err, 2);
     FILE *a = fopen(in_dir("serial.folded"), "rb"), *b = fopen(in_dir("dist.folded"), "rb");
     cr_assert(a && b);
     int ca, cb;
