@@ -1943,3 +1943,92 @@ Test(cli, damaged_mpi_and_await_columns_take_the_in_memory_path)
         }
     }
 }
+
+/* stderr without the trace lines ("scopeprof CMD: streamed", "... in memory
+ * ...", "... MPI tables in memory"), the rest as printed. */
+static char *without_trace_lines(const char *err)
+{
+    static const char *const traces[] = {"streamed", "in memory", "MPI tables in memory",
+                                         "html: "};
+    char *out = malloc(strlen(err) + 1);
+    cr_assert_not_null(out);
+    size_t n = 0;
+    for (const char *p = err; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p);
+        int trace = 0;
+        if (!strncmp(p, "scopeprof report: ", 18) || !strncmp(p, "scopeprof export: ", 18))
+            for (size_t t = 0; t < sizeof traces / sizeof *traces; t++)
+                trace |= !strncmp(p + 18, traces[t], strlen(traces[t]));
+        if (!trace) {
+            memcpy(out + n, p, len);
+            n += len;
+        }
+        p += len;
+    }
+    out[n] = 0;
+    return out;
+}
+
+/* A damaged chunk of an MPI column, wherever it lies: under rows the MPI
+ * tables read (MPI_Allreduce's) or not (compute's), in a rank --ranks
+ * leaves out, of a column the report reads (mpi_peer, mpi_comm,
+ * mpi_sent_bytes) or not (mpi_tag), among chunks whose stored bytes repeat
+ * (the columns' -1s: a repeat of a chunk that read is not decompressed
+ * again, a damaged one differs).  Every streamed command gives the
+ * in-memory path's status and words (sp_run_source_check_deferred,
+ * sp_h5_event_reader_check). */
+Test(cli, damaged_chunk_of_an_mpi_column_is_found_wherever_it_is)
+{
+    static const char *const columns[] = {"mpi_peer", "mpi_comm", "mpi_sent_bytes", "mpi_tag"};
+    /* 16-value chunks of 197 events: chunk 1 lies in compute's row
+     * [1, 50), chunk 4 in MPI_Allreduce's [50, 99) */
+    static const int chunks[] = {1, 4};
+    for (size_t k = 0; k < sizeof columns / sizeof *columns; k++)
+        for (size_t h = 0; h < sizeof chunks / sizeof *chunks; h++) {
+            char cmd[2048];
+            snprintf(cmd, sizeof cmd,
+                     "rm -rf %s/mpi && /usr/bin/python3 %s/../scripts/bench/gen_mpi_ranks.py "
+                     "%s/mpi 3 200 && /usr/bin/python3 -c \"import h5py\n"
+                     "f = h5py.File('%s/mpi/bench_rank00001.h5', 'r+')\n"
+                     "v = f['events/%s'][...]; del f['events/%s']\n"
+                     "d = f.create_dataset('events/%s', data=v, chunks=(16,), compression='gzip')\n"
+                     "c = d.id.get_chunk_info(%d); f.close()\n"
+                     "g = open('%s/mpi/bench_rank00001.h5', 'r+b')\n"
+                     "g.seek(c.byte_offset); g.write(bytes([255]) * c.size)\"",
+                     dir, TEST_SOURCE_DIR, dir, dir, columns[k], columns[k], columns[k], chunks[h],
+                     dir);
+            cr_assert_eq(system(cmd), 0, "%s", cmd);
+            char line[160];
+            snprintf(line, sizeof line, "events/%s cannot be read (wrong type, or damaged)",
+                     columns[k]);
+            const char *const cases[][8] = {
+                {"report", "mpi", NULL},
+                {"report", "mpi", "--ranks", "0,2", NULL},
+                {"report", "mpi", "-j", "1", "--format", "json", NULL},
+                {"export", "folded", "mpi", "-o", "out.folded", NULL},
+                {"report", "mpi", "-o", "page.html", NULL},
+            };
+            for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+                int exp = cases[c][0][0] == 'e';
+                const char *const traced[] = {exp ? "SCOPEPROF_EXPORT_TRACE=1"
+                                                  : "SCOPEPROF_REPORT_TRACE=1",
+                                              NULL};
+                const char *const forced[] = {exp ? "SCOPEPROF_EXPORT_IN_MEMORY=1"
+                                                  : "SCOPEPROF_REPORT_IN_MEMORY=1",
+                                              NULL};
+                result s = run_env(cases[c], traced), m = run_env(cases[c], forced);
+                cr_expect_eq(s.status, 1, "%s chunk %d case %zu: %s", columns[k], chunks[h], c,
+                             s.err);
+                cr_expect_eq(m.status, 1, "%s chunk %d case %zu: %s", columns[k], chunks[h], c,
+                             m.err);
+                cr_expect_str_eq(s.out, m.out, "%s chunk %d case %zu", columns[k], chunks[h], c);
+                char *se = without_trace_lines(s.err);
+                cr_expect_str_eq(se, m.err, "%s chunk %d case %zu", columns[k], chunks[h], c);
+                cr_expect_neq(strstr(m.err, line), NULL, "%s", m.err);
+                free(se);
+                result_free(&s);
+                result_free(&m);
+            }
+        }
+}
