@@ -72,6 +72,15 @@ const char *sp_run_source_unstreamable(const sp_run_source *src);
  * (the report's MPI tables, report_mpi_stream.c). */
 const char *sp_run_source_unstreamable_calls(const sp_run_source *src);
 
+/* The run's origin as the in-memory run has it (sp_profile_origin_ns), for
+ * --from/--to: metadata start_time_ns, else the earliest start of any event
+ * of any file, from the rows' start_minimum (which the stream checks
+ * against the events; every rank is streamed, --ranks or not) or, for a
+ * file without row statistics, one read of its start column.  0, or 1
+ * with why when the files do not give it that way (events outside every
+ * row, a start column that does not read). */
+int sp_run_source_origin(const sp_run_source *src, int64_t *origin, char *why, size_t whylen);
+
 /* A rank whose file has fork edges, read from that file alone into memory
  * (the streamed commands graft such ranks this way, one file at a time):
  * *full is the file, *data the rank's calls with the selection applied.

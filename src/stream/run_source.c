@@ -173,6 +173,82 @@ void sp_run_source_close(sp_run_source *src)
     memset(src, 0, sizeof *src);
 }
 
+/* The earliest start of file f's events, decoded as the reader decodes
+ * them, into *lo (left when it has none).  0, or -1 when a window does
+ * not read. */
+static int first_start_read(const sp_run_source *src, size_t f, int64_t *lo)
+{
+    enum { WINDOW = 16384 };
+    const sp_h5_event_shape *sh = &src->shapes[f];
+    char err[256];
+    sp_h5_event_reader *r = sp_h5_event_reader_open(src->paths[f], sh, 1 << 20, err, sizeof err);
+    int64_t *w = malloc(WINDOW * sizeof *w);
+    int rc = r && w ? 0 : -1;
+    const sp_profile *p = src->profile;
+    for (size_t k = 0; rc == 0 && k < p->num_rows; k++) {
+        const sp_row *row = &p->rows[k];
+        if (src->row_file[k] != f)
+            continue;
+        int64_t prev = 0;
+        for (uint64_t at = row->offset; rc == 0 && at < row->offset + row->count;) {
+            uint64_t left = row->offset + row->count - at;
+            size_t n = left < WINDOW ? (size_t)left : WINDOW;
+            rc = sp_h5_event_reader_read(r, SP_H5_COL_START, at, n, w);
+            for (size_t i = 0; rc == 0 && i < n; i++) {
+                /* start deltas: a running sum along the row, unsigned */
+                int64_t start = sh->deltas && at + i > row->offset
+                                    ? (int64_t)((uint64_t)w[i] + (uint64_t)prev)
+                                    : w[i];
+                prev = start;
+                if (start < *lo)
+                    *lo = start;
+            }
+            at += n;
+        }
+    }
+    free(w);
+    sp_h5_event_reader_close(r);
+    return rc;
+}
+
+int sp_run_source_origin(const sp_run_source *src, int64_t *origin, char *why, size_t whylen)
+{
+    const sp_profile *p = src->profile;
+    if (sp_profile_meta_int(p, "start_time_ns", origin) == 0)
+        return 0;
+    uint64_t *in_rows = calloc(src->num_paths + 1, sizeof *in_rows);
+    if (!in_rows) {
+        snprintf(why, whylen, "out of memory");
+        return 1;
+    }
+    int64_t lo = INT64_MAX;
+    for (size_t r = 0; r < p->num_rows; r++) {
+        const sp_row *row = &p->rows[r];
+        size_t f = src->row_file[r];
+        in_rows[f] += row->count;
+        /* the stream checks start_minimum against the events */
+        if (row->count && src->shapes[f].has_stats && row->stats.start_minimum < lo)
+            lo = row->stats.start_minimum;
+    }
+    int rc = 0;
+    for (size_t f = 0; f < src->num_paths && rc == 0; f++) {
+        /* rows do not overlap (the skeleton's check): equal counts cover all */
+        if (in_rows[f] != src->shapes[f].num_events) {
+            snprintf(why, whylen, "--from / --to without metadata start_time_ns, and events "
+                                  "outside every row (the origin is the first event)");
+            rc = 1;
+        } else if (!src->shapes[f].has_stats && in_rows[f] &&
+                   first_start_read(src, f, &lo) != 0) {
+            snprintf(why, whylen, "--from / --to: the start column does not read");
+            rc = 1;
+        }
+    }
+    free(in_rows);
+    /* as sp_profile_origin_ns: 0 for a run without events */
+    *origin = lo == INT64_MAX ? 0 : lo;
+    return rc;
+}
+
 typedef struct row_key {
     size_t file;
     uint32_t rank, region;

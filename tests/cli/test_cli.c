@@ -1944,6 +1944,109 @@ Test(cli, damaged_mpi_and_await_columns_take_the_in_memory_path)
     }
 }
 
+/* --from/--to on files without metadata start_time_ns: the origin is the
+ * run's first event (rank 1's here, also when --ranks leaves it out),
+ * from the rows' statistics or, without them, one read of the starts.
+ * The report and every export stream it, with the in-memory bytes. */
+Test(cli, from_to_without_start_time_ns_streams)
+{
+    static const ev r0[] = {{"main", 500, 3000, 0}, {"solve", 600, 1200, 0},
+                            {"solve", 1500, 2500, 0}, {"io", 2600, 2900, 1}};
+    static const ev r1[] = {{"main", 50, 2000, 0}, {"solve", 100, 1900, 0},
+                            {"assemble", 200, 500, 0}};
+    write_rank("orig_rank00000.h5", 0, r0, 4, (const char *const[]){"MainThread", "worker", NULL});
+    write_rank("orig_rank00001.h5", 1, r1, 3, (const char *const[]){"MainThread", NULL});
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && for r in 0 1; do cp orig_rank0000$r.h5 nostats_rank0000$r.h5; done && "
+             "/usr/bin/python3 -c \"import h5py\n"
+             "for r in (0, 1):\n"
+             "    for n in ('orig', 'nostats'):\n"
+             "        f = h5py.File('%%s_rank0000%%d.h5' %% (n, r), 'r+')\n"
+             "        del f['metadata'].attrs['start_time_ns']\n"
+             "        if n == 'nostats': del f['rank_region_index/summary_statistics']\n"
+             "        f.close()\"",
+             dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    static const char *const sets[][2] = {{"orig_rank00000.h5", "orig_rank00001.h5"},
+                                          {"nostats_rank00000.h5", "nostats_rank00001.h5"}};
+    static const char *const windows[][4] = {{"--from", "0.0005", "--to", "0.0012"},
+                                             {"--ranks", "0", "--to", "0.0009"},
+                                             {"--from", "0.0021", NULL, NULL}};
+    static const char *const tr[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
+    static const char *const mem[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
+    static const char *const etr[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
+    static const char *const emem[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
+    static const char *const formats[] = {"folded", "chrome", "speedscope", "csv", "perfetto",
+                                          "otf2", "flame", "chart"};
+    for (size_t set = 0; set < 2; set++)
+        for (size_t w = 0; w < 3; w++) {
+            const char *args[16];
+            size_t n = 0;
+            args[n++] = "report";
+            args[n++] = "-j";
+            args[n++] = w == 1 ? "2" : "1";
+            args[n++] = sets[set][0];
+            args[n++] = sets[set][1];
+            for (size_t k = 0; k < 4 && windows[w][k]; k++)
+                args[n++] = windows[w][k];
+            args[n] = NULL;
+            result s = run_env(args, tr), m = run_env(args, mem);
+            cr_expect_eq(s.status, 0, "set %zu window %zu: %s", set, w, s.err);
+            cr_expect_eq(m.status, 0, "set %zu window %zu: %s", set, w, m.err);
+            cr_expect_str_eq(s.err, "scopeprof report: streamed\n", "set %zu window %zu", set, w);
+            cr_expect_str_eq(s.out, m.out, "set %zu window %zu", set, w);
+            cr_expect_neq(strstr(s.out, "solve"), NULL, "set %zu window %zu: %s", set, w, s.out);
+            result_free(&s);
+            result_free(&m);
+            for (size_t f = 0; f < sizeof formats / sizeof *formats; f++) {
+                int flame = !strcmp(formats[f], "flame") || !strcmp(formats[f], "chart");
+                const char *out[2] = {"xo_streamed", "xo_in_memory"};
+                char *bytes[2];
+                long len[2];
+                for (int way = 0; way < 2; way++) {
+                    const char *eargs[20];
+                    size_t e = 0;
+                    eargs[e++] = flame ? "flame" : "export";
+                    if (!flame)
+                        eargs[e++] = formats[f];
+                    if (!strcmp(formats[f], "chart"))
+                        eargs[e++] = "--chart";
+                    eargs[e++] = sets[set][0];
+                    eargs[e++] = sets[set][1];
+                    for (size_t k = 0; k < 4 && windows[w][k]; k++)
+                        eargs[e++] = windows[w][k];
+                    eargs[e++] = "-o";
+                    eargs[e++] = out[way];
+                    eargs[e] = NULL;
+                    snprintf(cmd, sizeof cmd, "rm -rf %s/%s", dir, out[way]);
+                    cr_assert_eq(system(cmd), 0);
+                    result r = run_env(eargs, way ? emem : etr);
+                    cr_expect_eq(r.status, 0, "%s set %zu window %zu: %s", formats[f], set, w,
+                                 r.err);
+                    if (!way)
+                        cr_expect_str_eq(r.err,
+                                         flame ? "scopeprof flame: streamed\n"
+                                               : "scopeprof export: streamed\n",
+                                         "%s set %zu window %zu: %s", formats[f], set, w, r.err);
+                    result_free(&r);
+                    /* otf2: the archive's definitions and events, not its anchor */
+                    char name[64];
+                    snprintf(name, sizeof name, "%s%s", out[way],
+                             !strcmp(formats[f], "otf2") ? "/traces.def" : "");
+                    bytes[way] = slurp_if(name, &len[way]);
+                    cr_assert_not_null(bytes[way], "%s set %zu window %zu: no %s", formats[f],
+                                       set, w, name);
+                }
+                cr_expect(len[0] == len[1] && !memcmp(bytes[0], bytes[1], (size_t)len[0]),
+                          "%s set %zu window %zu: the streamed output differs", formats[f], set,
+                          w);
+                free(bytes[0]);
+                free(bytes[1]);
+            }
+        }
+}
+
 /* stderr without the trace lines ("scopeprof CMD: streamed", "... in memory
  * ...", "... MPI tables in memory"), the rest as printed. */
 static char *without_trace_lines(const char *err)
