@@ -2047,6 +2047,72 @@ Test(cli, from_to_without_start_time_ns_streams)
         }
 }
 
+/* A file with call ids but no parent ids (gen_forks.py's rank, its
+ * events/parent_ids deleted): its stored call ids are still the ids its
+ * fork parent ids name, so the forked calls graft as in the same file with
+ * its parent ids (the in-memory path used to number the calls itself, and
+ * the fork parent ids then named other calls: "out of memory while
+ * building the report"); chrome --call-args and csv show the stored ids,
+ * streamed or in memory. */
+Test(cli, call_ids_without_parent_ids_are_the_ids_fork_parents_name)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && mkdir -p withp nop && /usr/bin/python3 %s/../scripts/bench/gen_forks.py "
+             "withp/forks.h5 70 && cp withp/forks.h5 nop/forks.h5 && /usr/bin/python3 -c "
+             "\"import h5py\nf = h5py.File('nop/forks.h5', 'r+')\n"
+             "del f['events/parent_ids']\"",
+             dir, TEST_SOURCE_DIR);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    static const char *const tr[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
+    static const char *const mem[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
+    const char *const with[] = {"report", "withp/forks.h5", "--tree", NULL};
+    const char *const without[] = {"report", "nop/forks.h5", "--tree", NULL};
+    result a = run_env(with, tr), b = run_env(without, tr), m = run_env(without, mem);
+    cr_expect_eq(a.status, 0, "%s", a.err);
+    cr_expect_eq(b.status, 0, "%s", b.err);
+    cr_expect_str_eq(a.err, "scopeprof report: streamed\n");
+    cr_expect_str_eq(b.out, m.out);
+    const char *at = strstr(a.out, "Call tree"), *bt = strstr(b.out, "Call tree");
+    cr_assert(at && bt, "%s\n---\n%s", a.out, b.out);
+    cr_expect_str_eq(bt, at);
+    /* grafted: the worker's omp parallel merged into lane 0's */
+    cr_expect_neq(strstr(bt, "2 threads"), NULL, "%s", bt);
+    result_free(&a);
+    result_free(&b);
+    result_free(&m);
+    static const char *const etr[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
+    static const char *const emem[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
+    const char *const exports[][4] = {{"chrome", "--call-args", NULL}, {"csv", NULL},
+                                      {"folded", NULL}};
+    for (size_t e = 0; e < sizeof exports / sizeof *exports; e++) {
+        char *bytes[3];
+        long len[3];
+        /* with parent ids streamed, without streamed and in memory */
+        for (int way = 0; way < 3; way++) {
+            const char *args[8];
+            size_t n = 0;
+            args[n++] = "export";
+            for (size_t k = 0; exports[e][k]; k++)
+                args[n++] = exports[e][k];
+            args[n++] = way ? "nop/forks.h5" : "withp/forks.h5";
+            args[n++] = "-o";
+            args[n++] = "xo_ids.out";
+            args[n] = NULL;
+            result r = run_env(args, way == 2 ? emem : etr);
+            cr_expect_eq(r.status, 0, "%s way %d: %s", exports[e][0], way, r.err);
+            bytes[way] = slurp_if("xo_ids.out", &len[way]);
+            cr_assert_not_null(bytes[way]);
+            result_free(&r);
+        }
+        for (int way = 1; way < 3; way++)
+            cr_expect(len[way] == len[0] && !memcmp(bytes[way], bytes[0], (size_t)len[0]),
+                      "%s: way %d differs from the file with parent ids", exports[e][0], way);
+        for (int way = 0; way < 3; way++)
+            free(bytes[way]);
+    }
+}
+
 /* stderr without the trace lines ("scopeprof CMD: streamed", "... in memory
  * ...", "... MPI tables in memory"), the rest as printed. */
 static char *without_trace_lines(const char *err)
