@@ -131,6 +131,15 @@ int sp_h5_event_reader_read(sp_h5_event_reader *reader, int col, uint64_t offset
 /* The same for MPI column `extra` (SP_EXTRA_*, shape->has_extra). */
 int sp_h5_event_reader_read_extra(sp_h5_event_reader *reader, int extra, uint64_t offset,
                                   size_t count, int64_t *out);
+/* Whether values [lo, hi) of column col (SP_H5_COL_*; the MPI columns:
+ * sp_h5_event_reader_check_extra) read as sp_h5_read reads them, without
+ * keeping them: a compressed chunk whose stored bytes equal those of a chunk
+ * of an alike column that read already is not decompressed again (HDF5
+ * decodes a chunk from those bytes and the column's pipeline alone).
+ * 0, or -1 when some value does not read. */
+int sp_h5_event_reader_check(sp_h5_event_reader *reader, int col, uint64_t lo, uint64_t hi);
+int sp_h5_event_reader_check_extra(sp_h5_event_reader *reader, int extra, uint64_t lo,
+                                   uint64_t hi);
 void sp_h5_event_reader_close(sp_h5_event_reader *reader);
 
 #ifdef __cplusplus

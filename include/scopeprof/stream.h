@@ -36,12 +36,33 @@ typedef struct sp_run_source {
      * they all read, else "events/NAME does not read" (the streamed
      * commands then take the in-memory path, which words the problem). */
     char unreadable[96];
+    /* MPI columns (bit 1 << SP_EXTRA_*) the caller reads itself, left out of
+     * that read at open (sp_run_source_open_deferring), and the values its
+     * reads covered, per file and column (sp_run_source_covered). */
+    unsigned deferred;
+    struct sp_run_cover *cover;
 } sp_run_source;
 
 /* Files as sp_load_run takes them.  0, or -1 with a one-line message. */
 int sp_run_source_open(sp_run_source *src, const char *const *args, size_t count, char *err,
                        size_t errlen);
 void sp_run_source_close(sp_run_source *src);
+/* sp_run_source_open, but the MPI columns in `deferred` (bits 1 << SP_EXTRA_*)
+ * are not read at open: the caller reads them (the report's MPI tables),
+ * records each read that succeeded with sp_run_source_covered, and then
+ * calls sp_run_source_check_deferred, which reads every value no record
+ * covers (other rows, ranks --ranks leaves out), so every value is read
+ * once as the in-memory reader reads it.  Until then `unreadable` does not
+ * speak for those columns. */
+int sp_run_source_open_deferring(sp_run_source *src, const char *const *args, size_t count,
+                                 unsigned deferred, char *err, size_t errlen);
+/* Values [at, at + n) of MPI column `extra` of file `file` read (the record
+ * lives behind src->cover, so a const source takes it). */
+void sp_run_source_covered(const sp_run_source *src, size_t file, int extra, uint64_t at,
+                           size_t n);
+/* Read what the records left of the deferred columns.  0 when every value
+ * of every checked column reads, else -1 with `unreadable` set. */
+int sp_run_source_check_deferred(sp_run_source *src);
 /* Why this run cannot be analysed by streaming (aggregate layout, MPI
  * columns, two rows for one rank and region, an unreadable column), or
  * NULL when it can.  Fork edges (events/fork_parent_ids) are the caller's
@@ -50,6 +71,15 @@ const char *sp_run_source_unstreamable(const sp_run_source *src);
 /* The same with MPI columns allowed, for a caller that reads them itself
  * (the report's MPI tables, report_mpi_stream.c). */
 const char *sp_run_source_unstreamable_calls(const sp_run_source *src);
+
+/* The run's origin as the in-memory run has it (sp_profile_origin_ns), for
+ * --from/--to: metadata start_time_ns, else the earliest start of any event
+ * of any file, from the rows' start_minimum (which the stream checks
+ * against the events; every rank is streamed, --ranks or not) or, for a
+ * file without row statistics, one read of its start column.  0, or 1
+ * with why when the files do not give it that way (events outside every
+ * row, a start column that does not read). */
+int sp_run_source_origin(const sp_run_source *src, int64_t *origin, char *why, size_t whylen);
 
 /* A rank whose file has fork edges, read from that file alone into memory
  * (the streamed commands graft such ranks this way, one file at a time):

@@ -114,13 +114,16 @@ static int gather(const sp_profile *p, uint32_t rank, int64_t *row_of_region, ga
     return 0;
 }
 
-/* Assign call ids: stored ones when the file has them for this rank (then
- * they must describe the same tree), else the position in the reconstruction. */
+/* Assign call ids: stored ones when the file has them for this rank, else
+ * the position in the reconstruction.  Stored parent ids, when there are
+ * any, must describe the tree the times give.  Call ids without parent ids
+ * are still the ids the file's fork parent ids name (and the ids a writer
+ * supplied): they are kept, the parents taken from the times. */
 static int assign_ids(const sp_profile *p, uint32_t rank, gathered *g, const sp_calls *calls,
                       int *stored, char *err, size_t errlen)
 {
     size_t with_ids = 0;
-    if (p->call_ids && p->parent_ids)
+    if (p->call_ids)
         for (size_t k = 0; k < g->in.n; k++)
             with_ids += p->call_ids[g->event[k]] >= 0;
     *stored = with_ids > 0;
@@ -133,7 +136,7 @@ static int assign_ids(const sp_profile *p, uint32_t rank, gathered *g, const sp_
         uint64_t pos = calls->input_pos[i];
         g->id[pos] = *stored ? p->call_ids[g->event[pos]] : (int64_t)i;
     }
-    if (!*stored)
+    if (!*stored || !p->parent_ids)
         return 0;
     for (size_t i = 0; i < calls->n; i++) {
         uint64_t e = g->event[calls->input_pos[i]];

@@ -100,9 +100,10 @@ int sx_run_any_await(const sx_run *run)
 
 int64_t sx_call_id(const sx_run *run, const sp_stream_call *call, int64_t position)
 {
-    /* rank_calls.c uses stored ids when the run has both columns; the
-     * stream refuses a rank where only some calls have one. */
-    return run->src->any_parent && call->call_id >= 0 ? call->call_id : position;
+    /* rank_calls.c uses stored ids when the rank has them (with or without
+     * parent ids); the stream refuses a rank where only some calls have one. */
+    (void)run;
+    return call->call_id >= 0 ? call->call_id : position;
 }
 
 /* ---- lanes ------------------------------------------------------------------ */

@@ -17,12 +17,11 @@ int sp_stream_filter_init(sp_stream_filter *f, const sp_run_source *src, const s
     f->sel = sel;
     f->profile = profile;
     int64_t origin = 0;
+    /* without metadata start_time_ns, the run's first event (the rows'
+     * statistics, or one read of the starts) */
     if (sel && (sel->has_from || sel->has_to) &&
-        sp_profile_meta_int(profile, "start_time_ns", &origin) != 0) {
-        snprintf(why, whylen,
-                 "--from / --to without metadata start_time_ns (the origin is the first event)");
+        sp_run_source_origin(src, &origin, why, whylen) != 0)
         return 1;
-    }
     f->from = sel && sel->has_from ? origin + sp_selection_seconds_to_ns(sel->from_s) : INT64_MIN;
     f->to = sel && sel->has_to ? origin + sp_selection_seconds_to_ns(sel->to_s) : INT64_MAX;
     f->min_duration =

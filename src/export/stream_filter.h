@@ -24,8 +24,8 @@ typedef struct sp_stream_filter {
 } sp_stream_filter;
 
 /* 0; 1 when the selection needs what a run source cannot give (--from/--to
- * without metadata start_time_ns: the origin is then the first event), with
- * why set; -1 out of memory. */
+ * without metadata start_time_ns on files with events outside every row:
+ * sp_run_source_origin), with why set; -1 out of memory. */
 int sp_stream_filter_init(sp_stream_filter *f, const sp_run_source *src, const sp_selection *sel,
                           char *why, size_t whylen);
 void sp_stream_filter_rank(sp_stream_filter *f, uint32_t rank);

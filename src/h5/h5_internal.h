@@ -234,4 +234,22 @@ int sp_inputs_check(const sp_input_info *inputs, size_t n, char *err, size_t err
 /* order[k] = input index, sorted by lowest rank (inputs without rows last). */
 void sp_inputs_order(const sp_input_info *inputs, size_t n, size_t *order);
 
+/* ---- chunks already decoded (h5_chunk_seen.c) ---------------------------- */
+
+/* Stored chunks that read once, by group (columns of equal creation
+ * properties and type), for checks that a column reads. */
+typedef struct sp_h5_chunk_seen sp_h5_chunk_seen;
+sp_h5_chunk_seen *sp_h5_chunk_seen_new(void);
+void sp_h5_chunk_seen_free(sp_h5_chunk_seen *s);
+/* The largest stored chunk kept (bytes): larger ones are not looked up. */
+size_t sp_h5_chunk_seen_max(void);
+/* dset's group (added when new), or -1 (then nothing is kept). */
+long sp_h5_chunk_seen_group(sp_h5_chunk_seen *s, hid_t dset);
+/* A chunk of the group with these stored bytes and filter mask read. */
+int sp_h5_chunk_seen_has(sp_h5_chunk_seen *s, long group, uint32_t mask,
+                         const unsigned char *bytes, size_t n);
+/* Remember one that read (not kept beyond the budget). */
+void sp_h5_chunk_seen_add(sp_h5_chunk_seen *s, long group, uint32_t mask,
+                          const unsigned char *bytes, size_t n);
+
 #endif /* SCOPEPROF_H5_INTERNAL_H */

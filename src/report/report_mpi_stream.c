@@ -84,6 +84,8 @@ static int read_events(stream_rows *s, uint64_t pos, size_t n, int64_t *start, i
         if (sh->has_extra[cols[k]]) {
             if (sp_h5_event_reader_read_extra(s->reader, cols[k], pos, n, extra[k]))
                 return fail(s);
+            /* read: the run source's check need not read these again */
+            sp_run_source_covered(s->src, (size_t)s->file, cols[k], pos, n);
         } else {
             for (size_t i = 0; i < n; i++)
                 extra[k][i] = -1;

@@ -579,9 +579,10 @@ static const char *not_streamed(const sp_run_source *src, const sp_report_option
     if (opt->call_hook && opt->remote)
         return "per-call collection shared with other processes";
     int64_t start;
-    if (sel && (sel->has_from || sel->has_to) &&
+    /* the page's timeline takes its window from metadata (html_model_stream.c) */
+    if (sel && (sel->has_from || sel->has_to) && opt->call_hook &&
         sp_profile_meta_int(src->profile, "start_time_ns", &start) != 0)
-        return "--from / --to without metadata start_time_ns (the origin is the first event)";
+        return "--from / --to without metadata start_time_ns, with a per-call hook";
     /* MPI columns: the MPI tables read them after the pass
      * (sp_report_mpi_build_stream) */
     return sp_run_source_unstreamable_calls(src);
@@ -596,6 +597,15 @@ int sp_report_build_stream(const sp_run_source *src, const sp_report_options *op
     const char *reason = not_streamed(src, opt);
     if (reason) {
         snprintf(why, whylen, "%s", reason);
+        memset(out, 0, sizeof *out);
+        return 1;
+    }
+    const sp_selection *sel = opt->selection;
+    /* --from/--to count from the run's origin: without metadata, the first
+     * event of the run, from the rows' statistics or one read of the starts */
+    int64_t origin = sp_profile_origin_ns(profile);
+    if (sel && (sel->has_from || sel->has_to) &&
+        sp_run_source_origin(src, &origin, why, whylen) != 0) {
         memset(out, 0, sizeof *out);
         return 1;
     }
@@ -614,12 +624,10 @@ int sp_report_build_stream(const sp_run_source *src, const sp_report_options *op
     for (size_t r = 0; r < profile->num_names; r++)
         c.region_keep[r] =
             (unsigned char)sp_selection_keeps_region(opt->selection, profile->names[r]);
-    const sp_selection *sel = opt->selection;
     c.min_duration = sel && sel->has_min_duration ? sp_selection_seconds_to_ns(sel->min_duration_s)
                                                   : INT64_MIN;
     c.sel = sel;
     c.window = sel && (sel->has_from || sel->has_to);
-    int64_t origin = sp_profile_origin_ns(profile);
     c.from = sel && sel->has_from ? origin + sp_selection_seconds_to_ns(sel->from_s) : INT64_MIN;
     c.to = sel && sel->has_to ? origin + sp_selection_seconds_to_ns(sel->to_s) : INT64_MAX;
     /* report.c's run_wall rounds without clamping */

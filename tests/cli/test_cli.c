@@ -1943,3 +1943,261 @@ Test(cli, damaged_mpi_and_await_columns_take_the_in_memory_path)
         }
     }
 }
+
+/* --from/--to on files without metadata start_time_ns: the origin is the
+ * run's first event (rank 1's here, also when --ranks leaves it out),
+ * from the rows' statistics or, without them, one read of the starts.
+ * The report and every export stream it, with the in-memory bytes. */
+Test(cli, from_to_without_start_time_ns_streams)
+{
+    static const ev r0[] = {{"main", 500, 3000, 0}, {"solve", 600, 1200, 0},
+                            {"solve", 1500, 2500, 0}, {"io", 2600, 2900, 1}};
+    static const ev r1[] = {{"main", 50, 2000, 0}, {"solve", 100, 1900, 0},
+                            {"assemble", 200, 500, 0}};
+    write_rank("orig_rank00000.h5", 0, r0, 4, (const char *const[]){"MainThread", "worker", NULL});
+    write_rank("orig_rank00001.h5", 1, r1, 3, (const char *const[]){"MainThread", NULL});
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && for r in 0 1; do cp orig_rank0000$r.h5 nostats_rank0000$r.h5; done && "
+             "/usr/bin/python3 -c \"import h5py\n"
+             "for r in (0, 1):\n"
+             "    for n in ('orig', 'nostats'):\n"
+             "        f = h5py.File('%%s_rank0000%%d.h5' %% (n, r), 'r+')\n"
+             "        del f['metadata'].attrs['start_time_ns']\n"
+             "        if n == 'nostats': del f['rank_region_index/summary_statistics']\n"
+             "        f.close()\"",
+             dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    static const char *const sets[][2] = {{"orig_rank00000.h5", "orig_rank00001.h5"},
+                                          {"nostats_rank00000.h5", "nostats_rank00001.h5"}};
+    static const char *const windows[][4] = {{"--from", "0.0005", "--to", "0.0012"},
+                                             {"--ranks", "0", "--to", "0.0009"},
+                                             {"--from", "0.0021", NULL, NULL}};
+    static const char *const tr[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
+    static const char *const mem[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
+    static const char *const etr[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
+    static const char *const emem[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
+    static const char *const formats[] = {"folded", "chrome", "speedscope", "csv", "perfetto",
+                                          "otf2", "flame", "chart"};
+    for (size_t set = 0; set < 2; set++)
+        for (size_t w = 0; w < 3; w++) {
+            const char *args[16];
+            size_t n = 0;
+            args[n++] = "report";
+            args[n++] = "-j";
+            args[n++] = w == 1 ? "2" : "1";
+            args[n++] = sets[set][0];
+            args[n++] = sets[set][1];
+            for (size_t k = 0; k < 4 && windows[w][k]; k++)
+                args[n++] = windows[w][k];
+            args[n] = NULL;
+            result s = run_env(args, tr), m = run_env(args, mem);
+            cr_expect_eq(s.status, 0, "set %zu window %zu: %s", set, w, s.err);
+            cr_expect_eq(m.status, 0, "set %zu window %zu: %s", set, w, m.err);
+            cr_expect_str_eq(s.err, "scopeprof report: streamed\n", "set %zu window %zu", set, w);
+            cr_expect_str_eq(s.out, m.out, "set %zu window %zu", set, w);
+            cr_expect_neq(strstr(s.out, "solve"), NULL, "set %zu window %zu: %s", set, w, s.out);
+            result_free(&s);
+            result_free(&m);
+            for (size_t f = 0; f < sizeof formats / sizeof *formats; f++) {
+                int flame = !strcmp(formats[f], "flame") || !strcmp(formats[f], "chart");
+                const char *out[2] = {"xo_streamed", "xo_in_memory"};
+                char *bytes[2];
+                long len[2];
+                for (int way = 0; way < 2; way++) {
+                    const char *eargs[20];
+                    size_t e = 0;
+                    eargs[e++] = flame ? "flame" : "export";
+                    if (!flame)
+                        eargs[e++] = formats[f];
+                    if (!strcmp(formats[f], "chart"))
+                        eargs[e++] = "--chart";
+                    eargs[e++] = sets[set][0];
+                    eargs[e++] = sets[set][1];
+                    for (size_t k = 0; k < 4 && windows[w][k]; k++)
+                        eargs[e++] = windows[w][k];
+                    eargs[e++] = "-o";
+                    eargs[e++] = out[way];
+                    eargs[e] = NULL;
+                    snprintf(cmd, sizeof cmd, "rm -rf %s/%s", dir, out[way]);
+                    cr_assert_eq(system(cmd), 0);
+                    result r = run_env(eargs, way ? emem : etr);
+                    cr_expect_eq(r.status, 0, "%s set %zu window %zu: %s", formats[f], set, w,
+                                 r.err);
+                    if (!way)
+                        cr_expect_str_eq(r.err,
+                                         flame ? "scopeprof flame: streamed\n"
+                                               : "scopeprof export: streamed\n",
+                                         "%s set %zu window %zu: %s", formats[f], set, w, r.err);
+                    result_free(&r);
+                    /* otf2: the archive's definitions and events, not its anchor */
+                    char name[64];
+                    snprintf(name, sizeof name, "%s%s", out[way],
+                             !strcmp(formats[f], "otf2") ? "/traces.def" : "");
+                    bytes[way] = slurp_if(name, &len[way]);
+                    cr_assert_not_null(bytes[way], "%s set %zu window %zu: no %s", formats[f],
+                                       set, w, name);
+                }
+                cr_expect(len[0] == len[1] && !memcmp(bytes[0], bytes[1], (size_t)len[0]),
+                          "%s set %zu window %zu: the streamed output differs", formats[f], set,
+                          w);
+                free(bytes[0]);
+                free(bytes[1]);
+            }
+        }
+}
+
+/* A file with call ids but no parent ids (gen_forks.py's rank, its
+ * events/parent_ids deleted): its stored call ids are still the ids its
+ * fork parent ids name, so the forked calls graft as in the same file with
+ * its parent ids (the in-memory path used to number the calls itself, and
+ * the fork parent ids then named other calls: "out of memory while
+ * building the report"); chrome --call-args and csv show the stored ids,
+ * streamed or in memory. */
+Test(cli, call_ids_without_parent_ids_are_the_ids_fork_parents_name)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && mkdir -p withp nop && /usr/bin/python3 %s/../scripts/bench/gen_forks.py "
+             "withp/forks.h5 70 && cp withp/forks.h5 nop/forks.h5 && /usr/bin/python3 -c "
+             "\"import h5py\nf = h5py.File('nop/forks.h5', 'r+')\n"
+             "del f['events/parent_ids']\"",
+             dir, TEST_SOURCE_DIR);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    static const char *const tr[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
+    static const char *const mem[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
+    const char *const with[] = {"report", "withp/forks.h5", "--tree", NULL};
+    const char *const without[] = {"report", "nop/forks.h5", "--tree", NULL};
+    result a = run_env(with, tr), b = run_env(without, tr), m = run_env(without, mem);
+    cr_expect_eq(a.status, 0, "%s", a.err);
+    cr_expect_eq(b.status, 0, "%s", b.err);
+    cr_expect_str_eq(a.err, "scopeprof report: streamed\n");
+    cr_expect_str_eq(b.out, m.out);
+    const char *at = strstr(a.out, "Call tree"), *bt = strstr(b.out, "Call tree");
+    cr_assert(at && bt, "%s\n---\n%s", a.out, b.out);
+    cr_expect_str_eq(bt, at);
+    /* grafted: the worker's omp parallel merged into lane 0's */
+    cr_expect_neq(strstr(bt, "2 threads"), NULL, "%s", bt);
+    result_free(&a);
+    result_free(&b);
+    result_free(&m);
+    static const char *const etr[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
+    static const char *const emem[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
+    const char *const exports[][4] = {{"chrome", "--call-args", NULL}, {"csv", NULL},
+                                      {"folded", NULL}};
+    for (size_t e = 0; e < sizeof exports / sizeof *exports; e++) {
+        char *bytes[3];
+        long len[3];
+        /* with parent ids streamed, without streamed and in memory */
+        for (int way = 0; way < 3; way++) {
+            const char *args[8];
+            size_t n = 0;
+            args[n++] = "export";
+            for (size_t k = 0; exports[e][k]; k++)
+                args[n++] = exports[e][k];
+            args[n++] = way ? "nop/forks.h5" : "withp/forks.h5";
+            args[n++] = "-o";
+            args[n++] = "xo_ids.out";
+            args[n] = NULL;
+            result r = run_env(args, way == 2 ? emem : etr);
+            cr_expect_eq(r.status, 0, "%s way %d: %s", exports[e][0], way, r.err);
+            bytes[way] = slurp_if("xo_ids.out", &len[way]);
+            cr_assert_not_null(bytes[way]);
+            result_free(&r);
+        }
+        for (int way = 1; way < 3; way++)
+            cr_expect(len[way] == len[0] && !memcmp(bytes[way], bytes[0], (size_t)len[0]),
+                      "%s: way %d differs from the file with parent ids", exports[e][0], way);
+        for (int way = 0; way < 3; way++)
+            free(bytes[way]);
+    }
+}
+
+/* stderr without the trace lines ("scopeprof CMD: streamed", "... in memory
+ * ...", "... MPI tables in memory"), the rest as printed. */
+static char *without_trace_lines(const char *err)
+{
+    static const char *const traces[] = {"streamed", "in memory", "MPI tables in memory",
+                                         "html: "};
+    char *out = malloc(strlen(err) + 1);
+    cr_assert_not_null(out);
+    size_t n = 0;
+    for (const char *p = err; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p);
+        int trace = 0;
+        if (!strncmp(p, "scopeprof report: ", 18) || !strncmp(p, "scopeprof export: ", 18))
+            for (size_t t = 0; t < sizeof traces / sizeof *traces; t++)
+                trace |= !strncmp(p + 18, traces[t], strlen(traces[t]));
+        if (!trace) {
+            memcpy(out + n, p, len);
+            n += len;
+        }
+        p += len;
+    }
+    out[n] = 0;
+    return out;
+}
+
+/* A damaged chunk of an MPI column, wherever it lies: under rows the MPI
+ * tables read (MPI_Allreduce's) or not (compute's), in a rank --ranks
+ * leaves out, of a column the report reads (mpi_peer, mpi_comm,
+ * mpi_sent_bytes) or not (mpi_tag), among chunks whose stored bytes repeat
+ * (the columns' -1s: a repeat of a chunk that read is not decompressed
+ * again, a damaged one differs).  Every streamed command gives the
+ * in-memory path's status and words (sp_run_source_check_deferred,
+ * sp_h5_event_reader_check). */
+Test(cli, damaged_chunk_of_an_mpi_column_is_found_wherever_it_is)
+{
+    static const char *const columns[] = {"mpi_peer", "mpi_comm", "mpi_sent_bytes", "mpi_tag"};
+    /* 16-value chunks of 197 events: chunk 1 lies in compute's row
+     * [1, 50), chunk 4 in MPI_Allreduce's [50, 99) */
+    static const int chunks[] = {1, 4};
+    for (size_t k = 0; k < sizeof columns / sizeof *columns; k++)
+        for (size_t h = 0; h < sizeof chunks / sizeof *chunks; h++) {
+            char cmd[2048];
+            snprintf(cmd, sizeof cmd,
+                     "rm -rf %s/mpi && /usr/bin/python3 %s/../scripts/bench/gen_mpi_ranks.py "
+                     "%s/mpi 3 200 && /usr/bin/python3 -c \"import h5py\n"
+                     "f = h5py.File('%s/mpi/bench_rank00001.h5', 'r+')\n"
+                     "v = f['events/%s'][...]; del f['events/%s']\n"
+                     "d = f.create_dataset('events/%s', data=v, chunks=(16,), compression='gzip')\n"
+                     "c = d.id.get_chunk_info(%d); f.close()\n"
+                     "g = open('%s/mpi/bench_rank00001.h5', 'r+b')\n"
+                     "g.seek(c.byte_offset); g.write(bytes([255]) * c.size)\"",
+                     dir, TEST_SOURCE_DIR, dir, dir, columns[k], columns[k], columns[k], chunks[h],
+                     dir);
+            cr_assert_eq(system(cmd), 0, "%s", cmd);
+            char line[160];
+            snprintf(line, sizeof line, "events/%s cannot be read (wrong type, or damaged)",
+                     columns[k]);
+            const char *const cases[][8] = {
+                {"report", "mpi", NULL},
+                {"report", "mpi", "--ranks", "0,2", NULL},
+                {"report", "mpi", "-j", "1", "--format", "json", NULL},
+                {"export", "folded", "mpi", "-o", "out.folded", NULL},
+                {"report", "mpi", "-o", "page.html", NULL},
+            };
+            for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+                int exp = cases[c][0][0] == 'e';
+                const char *const traced[] = {exp ? "SCOPEPROF_EXPORT_TRACE=1"
+                                                  : "SCOPEPROF_REPORT_TRACE=1",
+                                              NULL};
+                const char *const forced[] = {exp ? "SCOPEPROF_EXPORT_IN_MEMORY=1"
+                                                  : "SCOPEPROF_REPORT_IN_MEMORY=1",
+                                              NULL};
+                result s = run_env(cases[c], traced), m = run_env(cases[c], forced);
+                cr_expect_eq(s.status, 1, "%s chunk %d case %zu: %s", columns[k], chunks[h], c,
+                             s.err);
+                cr_expect_eq(m.status, 1, "%s chunk %d case %zu: %s", columns[k], chunks[h], c,
+                             m.err);
+                cr_expect_str_eq(s.out, m.out, "%s chunk %d case %zu", columns[k], chunks[h], c);
+                char *se = without_trace_lines(s.err);
+                cr_expect_str_eq(se, m.err, "%s chunk %d case %zu", columns[k], chunks[h], c);
+                cr_expect_neq(strstr(m.err, line), NULL, "%s", m.err);
+                free(se);
+                result_free(&s);
+                result_free(&m);
+            }
+        }
+}

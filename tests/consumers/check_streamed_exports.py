@@ -96,16 +96,18 @@ def shim_run(name, argv):
     return sorted(glob.glob(os.path.join(where, "*_rank*.h5")))
 
 
-def without_stats(files, tag, origin=True):
+def without_stats(files, tag, origin=True, stats=False):
     """Copies without row statistics (and without metadata start_time_ns:
-    chrome's origin is then the run's earliest event, learnt by the passes)."""
+    chrome's origin is then the run's earliest event, learnt by the passes;
+    stats=True keeps the statistics)."""
     import h5py
     out = []
     for path in files:
         copy = os.path.join(d, f"nostats-{tag}-" + os.path.basename(path))
         shutil.copyfile(path, copy)
         with h5py.File(copy, "r+") as f:
-            del f["rank_region_index/summary_statistics"]
+            if not stats:
+                del f["rank_region_index/summary_statistics"]
             if not origin:
                 del f["metadata"].attrs["start_time_ns"]
         out.append(copy)
@@ -122,6 +124,8 @@ for name, argv in (("tasks", ["threads_tasks"]), ("fibers", ["fibers"]),
 synthetic = dict(ALL)["synthetic"]
 ALL.append(("synthetic-nostats", without_stats(synthetic, "synthetic")))
 ALL.append(("synthetic-noorigin", without_stats(synthetic, "noorigin", origin=False)))
+ALL.append(("synthetic-stats-noorigin",
+            without_stats(synthetic, "stats-noorigin", origin=False, stats=True)))
 
 
 def without_threads(files, tag):
@@ -191,6 +195,13 @@ for name, files in ALL:
             compare(name, fmt, files, ["--call-args", "--exclude", "main|outer|session"])
         if fmt in ("chrome", "speedscope"):
             compare(name, fmt, files, ["--label", "a run"])
+
+# --from/--to without metadata start_time_ns: the origin is the run's first
+# event, from the rows' statistics or one read of the starts: streamed
+for name in ("synthetic-noorigin", "synthetic-stats-noorigin"):
+    for fmt in ("chrome", "speedscope", "csv"):
+        if not compare(name, fmt, dict(ALL)[name], ["--from", "0.00001", "--to", "0.05"]):
+            fail(f"{name}: export {fmt} --from --to did not stream")
 
 for fmt in FORMATS:
     # a run with MPI columns streams (speedscope, csv and json show none;
