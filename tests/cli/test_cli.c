@@ -1358,6 +1358,26 @@ Test(cli, report_of_fork_edges_equals_in_memory, .timeout = 120)
             result_free(&s);
             result_free(&m);
         }
+        /* export folded and the flame graph graft on the stream too */
+        static const char *const export_trace[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
+        static const char *const export_memory[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
+        /* (without the fork parents nothing is grafted: the in-memory
+         * path keeps the reconstruction order, not the preorder) */
+        const char *const exports[][8] = {
+            {"export", "folded", file[k], "-o", "-", NULL},
+            {"export", "folded", file[k], "--exclude", "omp parallel", "-o", "-", NULL},
+            {"flame", file[k], "-o", "-", NULL},
+        };
+        for (size_t v = 0; v < sizeof exports / sizeof exports[0]; v++) {
+            result s = run_env(exports[v], export_trace), m = run_env(exports[v], export_memory);
+            cr_assert_eq(s.status, 0, "%s: %s", file[k], s.err);
+            cr_expect_str_eq(s.err, v == 2 ? "scopeprof flame: streamed\n"
+                                           : "scopeprof export: streamed\n",
+                             "%s export %zu", file[k], v);
+            cr_expect_str_eq(s.out, m.out, "%s export %zu:\n%s---\n%s", file[k], v, s.out, m.out);
+            result_free(&s);
+            result_free(&m);
+        }
     }
 }
 
@@ -1449,6 +1469,56 @@ Test(cli, report_of_fork_edges_keeps_the_in_memory_node_order)
             const char *x = strstr(s.out, "\n    x "), *y = strstr(s.out, "\n    y ");
             cr_expect(x && y && x < y, "x before y (the in-memory tie):\n%s", s.out);
             cr_expect_neq(strstr(s.out, "\n  t "), NULL, "t under main:\n%s", s.out);
+        }
+        result_free(&s);
+        result_free(&m);
+    }
+}
+
+/* export folded and the flame graph graft ranks with fork edges on the
+ * stream (src/stream/graft_stream.c): the crafted rank above (whose lines
+ * come in the in-memory creation order: x before y), one and two ranks,
+ * with filters, the bytes of the in-memory path, and no rank read whole
+ * (SCOPEPROF_EXPORT_TRACE=1 would say "with fork edges in memory"); a file
+ * without stored parent ids, and --from/--to, still read the rank whole. */
+Test(cli, export_of_fork_edges_grafts_on_the_stream)
+{
+    write_fork_rank("fork_rank00000.h5", 0, 1);
+    write_fork_rank("fork_rank00001.h5", 1, 1);
+    write_fork_rank("noparent_rank00000.h5", 0, 0);
+    static const char *const trace[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
+    const char *const variants[][9] = {
+        {"export", "folded", "fork_rank00000.h5", "-o", "-", NULL},
+        {"export", "folded", "fork_rank00000.h5", "fork_rank00001.h5", "-o", "-", NULL},
+        {"export", "folded", "fork_rank00000.h5", "--exclude", "main", "-o", "-", NULL},
+        {"export", "folded", "fork_rank00000.h5", "--exclude", "omp parallel", "-o", "-", NULL},
+        {"export", "folded", "fork_rank00000.h5", "--no-graft", "-o", "-", NULL},
+        {"export", "folded", "fork_rank00000.h5", "--lanes=MainThread", "-o", "-", NULL},
+        {"flame", "fork_rank00000.h5", "fork_rank00001.h5", "-o", "-", NULL},
+        {"flame", "fork_rank00000.h5", "--min-duration", "0.0000002", "-o", "-", NULL},
+        {"export", "folded", "noparent_rank00000.h5", "-o", "-", NULL},
+        {"export", "folded", "fork_rank00000.h5", "--from", "0", "-o", "-", NULL},
+    };
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+        result s = run_env(variants[v], trace), m = run_env(variants[v], memory);
+        cr_assert_eq(s.status, 0, "variant %zu: %s", v, s.err);
+        cr_expect_str_eq(s.out, m.out, "variant %zu", v);
+        int whole = strstr(s.err, "with fork edges in memory") != NULL;
+        cr_expect_eq(whole, v >= 8, "variant %zu: %s", v, s.err);
+        if (v == 8)
+            cr_expect_neq(strstr(s.err, "rank 0 with fork edges in memory: fork edges without "
+                                        "stored call and parent ids\n"),
+                          NULL, "%s", s.err);
+        if (v < 8) {
+            char want[64];
+            snprintf(want, sizeof want, "scopeprof %s: streamed\n", variants[v][0]);
+            cr_expect_str_eq(s.err, want, "variant %zu", v);
+        }
+        if (v == 0) {
+            const char *x = strstr(s.out, "omp parallel;x "), *y = strstr(s.out, "omp parallel;y ");
+            cr_expect(x && y && x < y, "x before y (the in-memory order):\n%s", s.out);
+            cr_expect_neq(strstr(s.out, "main;t;w "), NULL, "t under main:\n%s", s.out);
         }
         result_free(&s);
         result_free(&m);
