@@ -1438,8 +1438,34 @@ static void write_fork_rank(const char *name, uint32_t rank, int with_parent_ids
     write_profile(name, p);
 }
 
+/* A rank with a fork edge column but no call grafted: "A" on two lanes,
+ * B under the first (at 500 us), C under the second (at 200 us), both
+ * 100 us.  The in-memory path keeps the calls in reconstruction order (C's
+ * node first, so C before B in the tree's tie), not in the preorder that a
+ * graft would give. */
+static void write_ungrafted_rank(const char *name)
+{
+    static const ev evs[] = {
+        {"A", 0, 1000, 0}, {"B", 500, 600, 0}, {"A", 100, 900, 1}, {"C", 200, 300, 1},
+    };
+    sp_profile *p = rank_profile(0, evs, sizeof evs / sizeof evs[0],
+                                 (const char *const[]){"MainThread", "worker", NULL});
+    p->call_ids = malloc(p->num_events * sizeof *p->call_ids);
+    p->fork_parent_ids = malloc(p->num_events * sizeof *p->fork_parent_ids);
+    p->parent_ids = malloc(p->num_events * sizeof *p->parent_ids);
+    cr_assert(p->call_ids && p->fork_parent_ids && p->parent_ids);
+    for (size_t e = 0; e < p->num_events; e++) {
+        p->call_ids[e] = (int64_t)e;
+        p->fork_parent_ids[e] = p->parent_ids[e] = -1;
+    }
+    p->parent_ids[event_at(p, "B", 500)] = (int64_t)event_at(p, "A", 0);
+    p->parent_ids[event_at(p, "C", 200)] = (int64_t)event_at(p, "A", 100);
+    write_profile(name, p);
+}
+
 Test(cli, report_of_fork_edges_keeps_the_in_memory_node_order)
 {
+    write_ungrafted_rank("ungrafted_rank00000.h5");
     write_fork_rank("fork_rank00000.h5", 0, 1);
     write_fork_rank("fork_rank00001.h5", 1, 1);
     /* stored call ids without parent ids: the in-memory path numbers the
@@ -1454,6 +1480,8 @@ Test(cli, report_of_fork_edges_keeps_the_in_memory_node_order)
         {"report", "fork_rank00000.h5", "fork_rank00001.h5", "--format", "json", NULL},
         {"report", "fork_rank00000.h5", "--exclude", "main", NULL},
         {"report", "noparent_rank00000.h5", NULL},
+        {"report", "ungrafted_rank00000.h5", NULL},
+        {"report", "fork_rank00000.h5", "--no-graft", NULL},
     };
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         result s = run_env(variants[v], trace), m = run_env(variants[v], memory);
@@ -1469,6 +1497,10 @@ Test(cli, report_of_fork_edges_keeps_the_in_memory_node_order)
             const char *x = strstr(s.out, "\n    x "), *y = strstr(s.out, "\n    y ");
             cr_expect(x && y && x < y, "x before y (the in-memory tie):\n%s", s.out);
             cr_expect_neq(strstr(s.out, "\n  t "), NULL, "t under main:\n%s", s.out);
+        }
+        if (v == 6) {
+            const char *b = strstr(s.out, "\n  B "), *c = strstr(s.out, "\n  C ");
+            cr_expect(b && c && c < b, "C before B (reconstruction order):\n%s", s.out);
         }
         result_free(&s);
         result_free(&m);
