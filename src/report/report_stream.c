@@ -270,8 +270,9 @@ static int rank_tree_from_file(stream_ctx *c, sp_report *report, const sp_report
 }
 
 /* A rank of a file with fork edges: streamed, its forked work grafted on the
- * way (report_fork_stream.c); with bare --lanes, a per-call hook (its
- * on_rank wants the grafted calls whole) or --from/--to (the run's origin),
+ * way (report_fork_stream.c), a hook's rank_apart called after; with bare
+ * --lanes, a per-call hook without rank_apart (its on_rank wants the
+ * grafted calls whole) or --from/--to (the run's origin),
  * or whatever the graft on the stream doubts, the file is read in memory as
  * before (rank_tree_from_file).  0, 1 (fall back, why set), -1 failure. */
 static int rank_with_forks(stream_ctx *c, sp_report *report, const sp_report_options *opt,
@@ -279,9 +280,10 @@ static int rank_with_forks(stream_ctx *c, sp_report *report, const sp_report_opt
                            char *why, size_t whylen)
 {
     char doubt[256] = "";
+    const sp_report_call_hook *hook = c->hook;
     if (c->per_lane)
         snprintf(doubt, sizeof doubt, "per-lane trees (--lanes)");
-    else if (c->hook)
+    else if (hook && !hook->rank_apart)
         snprintf(doubt, sizeof doubt, "a per-call hook");
     else if (c->window)
         snprintf(doubt, sizeof doubt, "--from / --to");
@@ -313,6 +315,14 @@ static int rank_with_forks(stream_ctx *c, sp_report *report, const sp_report_opt
                 rc = sp_fork_stream_finish(fs, doubt, sizeof doubt);
         }
         sp_fork_stream_free(fs);
+        /* the caller's own pass over the rank (the HTML page's model):
+         * once it has begun, a failure cannot fall back to the file */
+        if (rc == 0 && hook && hook->rank_apart(hook->ctx, rank) != 0) {
+            sp_rank_stream_info_free(&info);
+            sp_rank_result_free(out);
+            snprintf(why, whylen, "out of memory while building the report");
+            return -1;
+        }
         if (rc == 0) {
             *extra = (sp_rank_extra){info.first_start, info.last_end, info.num_thread_slots,
                                      info.thread_calls, info.thread_busy};
@@ -328,7 +338,7 @@ static int rank_with_forks(stream_ctx *c, sp_report *report, const sp_report_opt
     }
     /* For tests and benchmarks (docs/stream.md): the rank read whole. */
     const char *trace = getenv("SCOPEPROF_REPORT_TRACE");
-    if (!c->hook && trace && !strcmp(trace, "1"))
+    if (trace && !strcmp(trace, "1"))
         fprintf(stderr, "scopeprof report: rank %u with fork edges in memory: %s\n", rank,
                 doubt);
     return rank_tree_from_file(c, report, opt, rank, file, out, extra, why, whylen);
