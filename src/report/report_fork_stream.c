@@ -17,6 +17,8 @@ struct sp_fork_stream {
     sp_report_tree *tree;
     sp_fork_keep_fn keep;
     void *keep_ctx;
+    const sp_report_call_hook *hook; /* sp_fork_stream_open_hook */
+    size_t num_nodes;                /* the finished tree's */
 };
 
 static int sink_keep(void *ctx, const sp_stream_call *call)
@@ -62,8 +64,68 @@ int sp_fork_stream_open(sp_fork_stream **out, const sp_run_source *src, uint32_t
     sp_fork_stream *fs = calloc(1, sizeof *fs);
     if (!fs)
         return -1;
-    *fs = (sp_fork_stream){NULL, tree, keep, keep_ctx};
+    *fs = (sp_fork_stream){NULL, tree, keep, keep_ctx, NULL, 0};
     sp_graft_sink sink = {sink_keep, sink_node, NULL, sink_exit, sink_barrier, sink_lane_time,
+                          NULL, fs};
+    int rc = sp_graft_stream_open(&fs->graft, src, rank, file, graft, &sink, why, whylen);
+    if (rc != 0) {
+        free(fs);
+        return rc;
+    }
+    *out = fs;
+    return 0;
+}
+
+/* ---- the calls once more, to a per-call hook ------------------------------ */
+
+/* The finished tree's node: every node is there already. */
+static int64_t hook_node(void *ctx, int64_t parent, const sp_stream_call *call)
+{
+    sp_fork_stream *fs = ctx;
+    int64_t node = sp_report_tree_node(fs->tree, parent, call->region);
+    return fs->tree->num_nodes == fs->num_nodes ? node : -1;
+}
+
+static int hook_enter(void *ctx, const sp_stream_call *call, int64_t node)
+{
+    sp_fork_stream *fs = ctx;
+    return fs->hook->call(fs->hook->ctx, call, fs->tree, node, 0) ? -1 : 0;
+}
+
+static int hook_exit(void *ctx, const sp_stream_call *call, int64_t node)
+{
+    sp_fork_stream *fs = ctx;
+    return fs->hook->call(fs->hook->ctx, call, fs->tree, node, 1) ? -1 : 0;
+}
+
+static int hook_ignore_exit(void *ctx, const sp_stream_call *call, int64_t node)
+{
+    (void)ctx;
+    (void)call;
+    (void)node;
+    return 0;
+}
+
+static int hook_deliver(void *ctx, const sp_stream_call *call, int64_t node)
+{
+    return hook_enter(ctx, call, node) != 0 || hook_exit(ctx, call, node) != 0 ? -1 : 0;
+}
+
+int sp_fork_stream_open_hook(sp_fork_stream **out, const sp_run_source *src, uint32_t rank,
+                             long file, int graft, sp_report_tree *tree, sp_fork_keep_fn keep,
+                             void *keep_ctx, const sp_report_call_hook *hook, int grafted,
+                             char *why, size_t whylen)
+{
+    *out = NULL;
+    sp_fork_stream *fs = calloc(1, sizeof *fs);
+    if (!fs)
+        return -1;
+    *fs = (sp_fork_stream){NULL, tree, keep, keep_ctx, hook, tree->num_nodes};
+    /* grafted: in preorder, each call whole after its exit; else as they
+     * stream (the reconstruction order) */
+    sp_graft_sink sink = {sink_keep,  hook_node, grafted ? NULL : hook_enter,
+                          grafted ? hook_ignore_exit : hook_exit,
+                          NULL,       NULL,      grafted ? hook_deliver : NULL,
                           fs};
     int rc = sp_graft_stream_open(&fs->graft, src, rank, file, graft, &sink, why, whylen);
     if (rc != 0) {
@@ -72,6 +134,11 @@ int sp_fork_stream_open(sp_fork_stream **out, const sp_run_source *src, uint32_t
     }
     *out = fs;
     return 0;
+}
+
+int sp_fork_stream_grafted(const sp_fork_stream *fs)
+{
+    return sp_graft_stream_grafted(fs->graft);
 }
 
 sp_call_visitor sp_fork_stream_visitor(sp_fork_stream *fs)
@@ -135,7 +202,7 @@ static int renumber(sp_fork_stream *fs)
 int sp_fork_stream_finish(sp_fork_stream *fs, char *why, size_t whylen)
 {
     int rc = sp_graft_stream_finish(fs->graft, why, whylen);
-    if (rc == 0 && renumber(fs) != 0) {
+    if (rc == 0 && !fs->hook && renumber(fs) != 0) {
         snprintf(why, whylen, "out of memory while building the report");
         return -1;
     }

@@ -269,10 +269,39 @@ static int rank_tree_from_file(stream_ctx *c, sp_report *report, const sp_report
     return rc;
 }
 
+/* A rank with fork edges and a per-call hook without rank_apart (diff,
+ * check): the rank streamed once more, its calls handed to the hook grafted,
+ * in the in-memory path's order (report_fork_stream.c).  0, or -1 (the
+ * hook failed, or the stream doubted what it had handed over already: the
+ * build fails, and its caller takes the in-memory path). */
+static int hook_pass(stream_ctx *c, const sp_report_options *opt, uint32_t rank, long file,
+                     sp_report_tree *tree, int grafted, char *why, size_t whylen)
+{
+    const sp_report_call_hook *hook = c->hook;
+    if (hook->rank_begin(hook->ctx, rank) != 0)
+        return -1;
+    c->num_lanes = 0;
+    sp_fork_stream *fs = NULL;
+    int rc = sp_fork_stream_open_hook(&fs, c->src, rank, file, sp_selection_grafts(opt->selection),
+                                      tree, keeps_call, c, hook, grafted, why, whylen);
+    if (rc == 0) {
+        sp_call_visitor visitor = sp_fork_stream_visitor(fs);
+        sp_stream_options so = {NULL, NULL, 0};
+        sp_rank_stream_info info;
+        rc = sp_stream_rank_forks(c->src, rank, c->offset, &visitor, &so, &info, why, whylen);
+        sp_rank_stream_info_free(&info);
+        if (rc == 0)
+            rc = sp_fork_stream_finish(fs, why, whylen);
+    }
+    sp_fork_stream_free(fs);
+    if (rc == 0 && hook->rank_end(hook->ctx, rank) != 0)
+        rc = -1;
+    return rc == 0 ? 0 : -1;
+}
+
 /* A rank of a file with fork edges: streamed, its forked work grafted on the
- * way (report_fork_stream.c), a hook's rank_apart called after; with bare
- * --lanes, a per-call hook without rank_apart (its on_rank wants the
- * grafted calls whole) or --from/--to (the run's origin),
+ * way (report_fork_stream.c), then the hook's pass (hook_pass, or the
+ * caller's rank_apart); with bare --lanes or --from/--to (the run's origin),
  * or whatever the graft on the stream doubts, the file is read in memory as
  * before (rank_tree_from_file).  0, 1 (fall back, why set), -1 failure. */
 static int rank_with_forks(stream_ctx *c, sp_report *report, const sp_report_options *opt,
@@ -283,8 +312,6 @@ static int rank_with_forks(stream_ctx *c, sp_report *report, const sp_report_opt
     const sp_report_call_hook *hook = c->hook;
     if (c->per_lane)
         snprintf(doubt, sizeof doubt, "per-lane trees (--lanes)");
-    else if (hook && !hook->rank_apart)
-        snprintf(doubt, sizeof doubt, "a per-call hook");
     else if (c->window)
         snprintf(doubt, sizeof doubt, "--from / --to");
     int rc = 1;
@@ -314,10 +341,16 @@ static int rank_with_forks(stream_ctx *c, sp_report *report, const sp_report_opt
             if (rc == 0)
                 rc = sp_fork_stream_finish(fs, doubt, sizeof doubt);
         }
+        int grafted = rc == 0 && sp_fork_stream_grafted(fs);
         sp_fork_stream_free(fs);
-        /* the caller's own pass over the rank (the HTML page's model):
-         * once it has begun, a failure cannot fall back to the file */
-        if (rc == 0 && hook && hook->rank_apart(hook->ctx, rank) != 0) {
+        /* the hook's pass over the rank: the caller's own (rank_apart, the
+         * HTML page's model), or the calls once more, in the in-memory
+         * path's order; once it has begun, a failure cannot fall back to
+         * the file */
+        if (rc == 0 && hook &&
+            (hook->rank_apart ? hook->rank_apart(hook->ctx, rank)
+                              : hook_pass(c, opt, rank, file, &out->tree, grafted, why,
+                                          whylen)) != 0) {
             sp_rank_stream_info_free(&info);
             sp_rank_result_free(out);
             snprintf(why, whylen, "out of memory while building the report");

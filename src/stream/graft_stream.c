@@ -178,7 +178,16 @@ typedef struct fork_parent {
 typedef struct lane_chain {
     int64_t lane;
     key chain;                /* keys of the lane's open kept calls: prefixes */
+    uint32_t open;            /* kept calls open on the lane */
+    uint32_t root_len;        /* the key length of the outermost of them */
 } lane_chain;
+
+/* sink.deliver: an exited kept call waiting for its turn in preorder */
+typedef struct waiting {
+    key k;
+    int64_t node;
+    sp_stream_call call;
+} waiting;
 
 struct sp_graft_stream {
     sp_graft_sink sink;
@@ -205,6 +214,14 @@ struct sp_graft_stream {
      * calls in a preorder of the grafted forest, else keeps them in
      * reconstruction order (sp_rank_data_graft) */
     int any_grafted;
+    /* sink.deliver: a heap of the exited calls by key, and the smallest key
+     * a call still to come (or open) may have: the outermost open kept call
+     * of each lane (that key excluded) and each exited fork parent still
+     * named by a forked call to come (keys above it only) */
+    waiting *heap;
+    size_t num_waiting, cap_waiting;
+    key bound;
+    int has_bound, bound_inclusive, bound_dirty;
     int fell_back;
     char why[256];
 };
@@ -255,6 +272,7 @@ static fork_parent *add_parent(sp_graft_stream *fs, int64_t id)
 
 static void drop_parent(sp_graft_stream *fs, fork_parent *f)
 {
+    fs->bound_dirty = 1;
     free(f->chain.at);
     free(f->pending);
     map_remove(&fs->parent_of, f->id, 0);
@@ -352,7 +370,7 @@ static lane_chain *lane_of(sp_graft_stream *fs, int64_t lane)
         return NULL;
     fs->lanes = grown;
     fs->cached_lane = fs->num_lanes;
-    grown[fs->num_lanes] = (lane_chain){lane, {NULL, 0, 0, 0}};
+    grown[fs->num_lanes] = (lane_chain){lane, {NULL, 0, 0, 0}, 0, 0};
     return &grown[fs->num_lanes++];
 }
 
@@ -462,6 +480,11 @@ static int fork_enter(void *ctx, const sp_stream_call *call, int64_t parent, int
         return fall_back(fs, "too many call paths or too deep to stream with fork edges");
     lane->chain.at[prefix] = seq;
     uint32_t len = prefix + 1;
+    if (parent < 0) { /* the lane's outermost open kept call */
+        lane->root_len = len;
+        fs->bound_dirty = 1;
+    }
+    lane->open++;
     if (note_key(fs, node, lane->chain.at, len) != 0)
         return -1;
     if (self) {
@@ -488,10 +511,124 @@ static int add_lane_time(sp_graft_stream *fs, int64_t node, int64_t lane, int64_
     return 0;
 }
 
+/* ---- sink.deliver: the calls in the in-memory path's order -------------- */
+
+/* Calls waiting before the stream gives up (the caller's in-memory path
+ * then runs): about 150 bytes each. */
+#define MAX_WAITING ((size_t)1 << 20)
+
+static int waiting_less(const waiting *x, const waiting *y)
+{
+    return key_cmp(x->k.at, x->k.len, y->k.at, y->k.len) < 0;
+}
+
+static int wait_push(sp_graft_stream *fs, const int64_t *at, uint32_t len, int64_t node,
+                     const sp_stream_call *call)
+{
+    if (fs->num_waiting >= MAX_WAITING)
+        return fall_back(fs, "more than 1 Mi grafted calls waiting for an earlier one");
+    if (fs->num_waiting == fs->cap_waiting) {
+        size_t cap = fs->cap_waiting ? fs->cap_waiting * 2 : 64;
+        waiting *grown = realloc(fs->heap, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        fs->heap = grown;
+        fs->cap_waiting = cap;
+    }
+    waiting w = {{NULL, 0, 0, 0}, node, *call};
+    w.call.mpi = NULL;
+    if (key_set(&w.k, at, len) != 0)
+        return -1;
+    size_t i = fs->num_waiting++;
+    while (i > 0 && waiting_less(&w, &fs->heap[(i - 1) / 2])) {
+        fs->heap[i] = fs->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    fs->heap[i] = w;
+    return 0;
+}
+
+/* The smallest waiting call to the sink, out of the heap. */
+static int wait_pop(sp_graft_stream *fs)
+{
+    waiting top = fs->heap[0];
+    waiting last = fs->heap[--fs->num_waiting];
+    size_t i = 0, n = fs->num_waiting;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && waiting_less(&fs->heap[c + 1], &fs->heap[c]))
+            c++;
+        if (!waiting_less(&fs->heap[c], &last))
+            break;
+        fs->heap[i] = fs->heap[c];
+        i = c;
+    }
+    if (n)
+        fs->heap[i] = last;
+    int rc = fs->sink.deliver(fs->sink.ctx, &top.call, top.node);
+    free(top.k.at);
+    return rc;
+}
+
+static int compute_bound(sp_graft_stream *fs)
+{
+    const int64_t *at = NULL;
+    uint32_t len = 0;
+    int inclusive = 0;
+    for (size_t k = 0; k < fs->num_lanes; k++) {
+        const lane_chain *l = &fs->lanes[k];
+        if (l->open && (!at || key_cmp(l->chain.at, l->root_len, at, len) < 0)) {
+            at = l->chain.at;
+            len = l->root_len;
+            inclusive = 0;
+        }
+    }
+    for (size_t k = 0; k < fs->num_parents; k++) {
+        const fork_parent *f = &fs->parents[k];
+        if (f->kept && f->exited && (!at || key_cmp(f->chain.at, f->chain.len, at, len) < 0)) {
+            at = f->chain.at;
+            len = f->chain.len;
+            inclusive = 1;
+        }
+    }
+    fs->bound_dirty = 0;
+    fs->has_bound = at != NULL;
+    fs->bound_inclusive = inclusive;
+    return at ? key_set(&fs->bound, at, len) : 0;
+}
+
+/* Every waiting call no call to come can precede, to the sink. */
+static int deliver_ready(sp_graft_stream *fs)
+{
+    if (fs->bound_dirty && compute_bound(fs) != 0)
+        return -1;
+    while (fs->num_waiting) {
+        if (fs->has_bound) {
+            int c = key_cmp(fs->heap[0].k.at, fs->heap[0].k.len, fs->bound.at, fs->bound.len);
+            if (c > 0 || (c == 0 && !fs->bound_inclusive))
+                break;
+        }
+        if (wait_pop(fs) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int fork_exit(void *ctx, const sp_stream_call *call, int64_t user)
 {
     sp_graft_stream *fs = ctx;
     int64_t node = user & NODE_MASK;
+    lane_chain *lane = lane_of(fs, call->lane);
+    if (!lane)
+        return -1;
+    /* the lane's chain holds the call's key until it exits */
+    if (fs->sink.deliver &&
+        wait_push(fs, lane->chain.at, (uint32_t)(user >> 32 & LEN_MASK), node, call) != 0)
+        return -1;
+    if (--lane->open == 0)
+        fs->bound_dirty = 1;
     int64_t duration = call->end - call->start;
     if (fs->sink.exit(fs->sink.ctx, call, node) != 0)
         return -1;
@@ -523,6 +660,7 @@ static int fork_exit(void *ctx, const sp_stream_call *call, int64_t user)
     fork_parent *self = parent_entry(fs, call->call_id);
     if (self && self->kept) {
         self->exited = 1;
+        fs->bound_dirty = 1;
         self->end = call->end;
         self->duration = duration;
         self->lane = call->lane;
@@ -540,7 +678,7 @@ static int fork_exit(void *ctx, const sp_stream_call *call, int64_t user)
         if (fs->refs[self->id] == 0)
             drop_parent(fs, self);
     }
-    return 0;
+    return fs->sink.deliver ? deliver_ready(fs) : 0;
 }
 
 sp_call_visitor sp_graft_stream_visitor(sp_graft_stream *fs)
@@ -591,7 +729,16 @@ int sp_graft_stream_finish(sp_graft_stream *fs, char *why, size_t whylen)
     for (size_t s = 0; fs->sink.lane_time && m->mask && s <= m->mask; s++)
         if (m->a[s] != INT64_MIN)
             fs->sink.lane_time(fs->sink.ctx, m->a[s], m->v[s]);
+    /* every call has exited: the rest in order */
+    while (fs->num_waiting)
+        if (wait_pop(fs) != 0)
+            return -1;
     return 0;
+}
+
+int sp_graft_stream_grafted(const sp_graft_stream *fs)
+{
+    return fs->any_grafted;
 }
 
 int sp_graft_stream_fell_back(const sp_graft_stream *fs, char *why, size_t whylen)
@@ -620,5 +767,9 @@ void sp_graft_stream_free(sp_graft_stream *fs)
     for (size_t k = 0; k < fs->cap_keys; k++)
         free(fs->node_key[k].at);
     free(fs->node_key);
+    for (size_t k = 0; k < fs->num_waiting; k++)
+        free(fs->heap[k].k.at);
+    free(fs->heap);
+    free(fs->bound.at);
     free(fs);
 }

@@ -33,6 +33,12 @@ typedef struct sp_graft_sink {
      * a merged node, the time of its calls on that lane. */
     void (*barrier)(void *ctx, int64_t node, int64_t ns);
     void (*lane_time)(void *ctx, int64_t node, int64_t ns);
+    /* NULL, or every kept call once more after its exit, in the preorder
+     * of the grafted forest (the in-memory path's order when a call is
+     * grafted: sp_graft_stream_grafted), as soon as no call to come can
+     * precede it; the rest from sp_graft_stream_finish.  At most 1 Mi
+     * calls wait (then the visitor fails, fell_back set); 0 or -1 */
+    int (*deliver)(void *ctx, const sp_stream_call *call, int64_t node);
     void *ctx;
 } sp_graft_sink;
 
@@ -47,12 +53,16 @@ int sp_graft_stream_open(sp_graft_stream **out, const sp_run_source *src, uint32
                          size_t whylen);
 sp_call_visitor sp_graft_stream_visitor(sp_graft_stream *gs);
 /* After the stream returned 0: every fork parent id checked, the lane
- * times handed to the sink.  0, 1 (fall back, why set). */
+ * times handed to the sink, the calls still waiting delivered.  0, 1
+ * (fall back, why set), -1 (the sink failed). */
 int sp_graft_stream_finish(sp_graft_stream *gs, char *why, size_t whylen);
 /* The nodes the graft was handed, by their first call in the preorder of
  * the grafted forest: the order in which the in-memory path creates them
  * (a parent before its children).  *order is malloc'd; 0 or -1. */
 int sp_graft_stream_order(const sp_graft_stream *gs, int64_t **order, size_t *num);
+/* Whether a call was grafted: the in-memory path then orders the calls in
+ * a preorder of the grafted forest, else in reconstruction order. */
+int sp_graft_stream_grafted(const sp_graft_stream *gs);
 /* 1 when the visitor asked to fall back (why copied), else 0. */
 int sp_graft_stream_fell_back(const sp_graft_stream *gs, char *why, size_t whylen);
 void sp_graft_stream_free(sp_graft_stream *gs);
