@@ -148,11 +148,6 @@ static int graft_join(tree_pass *p, sp_path_tree *local, const int64_t *order, s
 static int graft_rank_streamed(tree_pass *p, const sp_run_source *src, uint32_t rank,
                                long file, char *why, size_t whylen)
 {
-    const sp_selection *sel = p->filter->sel;
-    if (sel && (sel->has_from || sel->has_to)) {
-        snprintf(why, whylen, "--from / --to");
-        return 1;
-    }
     graft_pass g = {p, {0}};
     sp_path_tree_init(&g.local);
     sp_graft_sink sink = {graft_keep, graft_node, graft_enter, graft_exit, NULL, NULL, NULL, &g};

@@ -301,7 +301,7 @@ static int hook_pass(stream_ctx *c, const sp_report_options *opt, uint32_t rank,
 
 /* A rank of a file with fork edges: streamed, its forked work grafted on the
  * way (report_fork_stream.c), then the hook's pass (hook_pass, or the
- * caller's rank_apart); with bare --lanes or --from/--to (the run's origin),
+ * caller's rank_apart); with bare --lanes,
  * or whatever the graft on the stream doubts, the file is read in memory as
  * before (rank_tree_from_file).  0, 1 (fall back, why set), -1 failure. */
 static int rank_with_forks(stream_ctx *c, sp_report *report, const sp_report_options *opt,
@@ -312,8 +312,6 @@ static int rank_with_forks(stream_ctx *c, sp_report *report, const sp_report_opt
     const sp_report_call_hook *hook = c->hook;
     if (c->per_lane)
         snprintf(doubt, sizeof doubt, "per-lane trees (--lanes)");
-    else if (c->window)
-        snprintf(doubt, sizeof doubt, "--from / --to");
     int rc = 1;
     sp_rank_stream_info info;
     memset(&info, 0, sizeof info);
@@ -325,13 +323,16 @@ static int rank_with_forks(stream_ctx *c, sp_report *report, const sp_report_opt
         out->has_tree = 1;
         c->rank = rank;
         c->num_lanes = 0;
+        c->clip_lo = INT64_MAX;
+        c->clip_hi = INT64_MIN;
         sp_fork_stream *fs = NULL;
         rc = sp_fork_stream_open(&fs, c->src, rank, file, sp_selection_grafts(opt->selection),
                                  &out->tree, keeps_call, c, doubt, sizeof doubt);
         if (rc == 0) {
             sp_call_visitor visitor = sp_fork_stream_visitor(fs);
-            /* a crossing or any problem: the file in memory words it */
-            sp_stream_options so = {NULL, NULL, 0};
+            /* a crossing or any problem: the file in memory words it;
+             * --from/--to: the wall cut to the window (on_event) */
+            sp_stream_options so = {c->window ? on_event : NULL, c, 0};
             rc = sp_stream_rank_forks(c->src, rank, c->offset, &visitor, &so, &info, doubt,
                                      sizeof doubt);
             if (rc < 0 && sp_fork_stream_fell_back(fs, doubt, sizeof doubt))
@@ -359,6 +360,10 @@ static int rank_with_forks(stream_ctx *c, sp_report *report, const sp_report_opt
         if (rc == 0) {
             *extra = (sp_rank_extra){info.first_start, info.last_end, info.num_thread_slots,
                                      info.thread_calls, info.thread_busy};
+            if (c->window) {
+                extra->first_start = c->clip_lo;
+                extra->last_end = c->clip_hi;
+            }
             return 0;
         }
         sp_rank_stream_info_free(&info);

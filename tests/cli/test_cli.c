@@ -1331,7 +1331,7 @@ Test(cli, report_of_fork_edges_equals_in_memory, .timeout = 120)
     static const char *const trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
     static const char *const memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
     for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
-        const char *const variants[][6] = {
+        const char *const variants[][8] = {
             {"report", file[k], NULL},
             {"report", file[k], "--no-graft", NULL},
             {"report", file[k], "--format", "json", NULL},
@@ -1339,6 +1339,8 @@ Test(cli, report_of_fork_edges_equals_in_memory, .timeout = 120)
             {"report", file[k], "--min-duration", "0.000001", NULL},
             {"report", file[k], "--lanes=0", NULL},
             {"report", file[k], "--lanes", NULL},
+            {"report", file[k], "--from", "0.0003", "--to", "0.002", NULL},
+            {"report", file[k], "--to", "0.001", "--format", "json", NULL},
         };
         for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
             result s = run_env(variants[v], trace), m = run_env(variants[v], memory);
@@ -1473,7 +1475,7 @@ Test(cli, report_of_fork_edges_keeps_the_in_memory_node_order)
     write_fork_rank("noparent_rank00000.h5", 0, 0);
     static const char *const trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
     static const char *const memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
-    const char *const variants[][7] = {
+    const char *const variants[][9] = {
         {"report", "fork_rank00000.h5", NULL},
         {"report", "fork_rank00000.h5", "fork_rank00001.h5", "-j", "1", NULL},
         {"report", "fork_rank00000.h5", "fork_rank00001.h5", "-j", "2", NULL},
@@ -1482,6 +1484,8 @@ Test(cli, report_of_fork_edges_keeps_the_in_memory_node_order)
         {"report", "noparent_rank00000.h5", NULL},
         {"report", "ungrafted_rank00000.h5", NULL},
         {"report", "fork_rank00000.h5", "--no-graft", NULL},
+        {"report", "fork_rank00000.h5", "fork_rank00001.h5", "--from", "0.00018", "--to",
+         "0.00052", NULL},
     };
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         result s = run_env(variants[v], trace), m = run_env(variants[v], memory);
@@ -1511,8 +1515,9 @@ Test(cli, report_of_fork_edges_keeps_the_in_memory_node_order)
  * stream (src/stream/graft_stream.c): the crafted rank above (whose lines
  * come in the in-memory creation order: x before y), one and two ranks,
  * with filters, the bytes of the in-memory path, and no rank read whole
- * (SCOPEPROF_EXPORT_TRACE=1 would say "with fork edges in memory"); a file
- * without stored parent ids, and --from/--to, still read the rank whole. */
+ * (SCOPEPROF_EXPORT_TRACE=1 would say "with fork edges in memory"), with
+ * --from/--to too; a file without stored parent ids still reads the rank
+ * whole. */
 Test(cli, export_of_fork_edges_grafts_on_the_stream)
 {
     write_fork_rank("fork_rank00000.h5", 0, 1);
@@ -1520,7 +1525,7 @@ Test(cli, export_of_fork_edges_grafts_on_the_stream)
     write_fork_rank("noparent_rank00000.h5", 0, 0);
     static const char *const trace[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
     static const char *const memory[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
-    const char *const variants[][9] = {
+    const char *const variants[][11] = {
         {"export", "folded", "fork_rank00000.h5", "-o", "-", NULL},
         {"export", "folded", "fork_rank00000.h5", "fork_rank00001.h5", "-o", "-", NULL},
         {"export", "folded", "fork_rank00000.h5", "--exclude", "main", "-o", "-", NULL},
@@ -1529,20 +1534,22 @@ Test(cli, export_of_fork_edges_grafts_on_the_stream)
         {"export", "folded", "fork_rank00000.h5", "--lanes=MainThread", "-o", "-", NULL},
         {"flame", "fork_rank00000.h5", "fork_rank00001.h5", "-o", "-", NULL},
         {"flame", "fork_rank00000.h5", "--min-duration", "0.0000002", "-o", "-", NULL},
+        {"export", "folded", "fork_rank00000.h5", "--from", "0.0003", "--to", "0.0006", "-o",
+         "-", NULL},
+        {"flame", "fork_rank00000.h5", "fork_rank00001.h5", "--to", "0.00021", "-o", "-", NULL},
         {"export", "folded", "noparent_rank00000.h5", "-o", "-", NULL},
-        {"export", "folded", "fork_rank00000.h5", "--from", "0", "-o", "-", NULL},
     };
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         result s = run_env(variants[v], trace), m = run_env(variants[v], memory);
         cr_assert_eq(s.status, 0, "variant %zu: %s", v, s.err);
         cr_expect_str_eq(s.out, m.out, "variant %zu", v);
         int whole = strstr(s.err, "with fork edges in memory") != NULL;
-        cr_expect_eq(whole, v >= 8, "variant %zu: %s", v, s.err);
-        if (v == 8)
+        cr_expect_eq(whole, v >= 10, "variant %zu: %s", v, s.err);
+        if (v == 10)
             cr_expect_neq(strstr(s.err, "rank 0 with fork edges in memory: fork edges without "
                                         "stored call and parent ids\n"),
                           NULL, "%s", s.err);
-        if (v < 8) {
+        if (v < 10) {
             char want[64];
             snprintf(want, sizeof want, "scopeprof %s: streamed\n", variants[v][0]);
             cr_expect_str_eq(s.err, want, "variant %zu", v);

@@ -317,6 +317,8 @@ Test(cli_compare, diff_of_fork_edges_equals_in_memory)
         {"check", "omp_rank00000.h5", "nested_rank00000.h5", "--max-regression", "1000000",
          "--metric", "own", NULL},
         {"flame", "--diff", "omp_rank00000.h5", "nested_rank00000.h5", "-o", "-", NULL},
+        {"diff", "omp_rank00000.h5", "nested_rank00000.h5", "--from", "0.0003", "--to", "0.003",
+         "--format", "json", NULL},
     };
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         expect_same(variants[v], 1);
@@ -406,5 +408,8 @@ Test(cli_compare, html_of_fork_edges_equals_in_memory)
                      1);
     expect_same_page((const char *const[]){"report", "omp_rank00000.h5", "--exclude",
                                            "omp parallel", "-o", "page.html", NULL},
+                     1);
+    expect_same_page((const char *const[]){"report", "omp_rank00000.h5", "--from", "0.0003",
+                                           "--to", "0.003", "-o", "page.html", NULL},
                      1);
 }
