@@ -19,6 +19,7 @@ struct sp_fork_stream {
     void *keep_ctx;
     const sp_report_call_hook *hook; /* sp_fork_stream_open_hook */
     size_t num_nodes;                /* the finished tree's */
+    sp_fork_also also;               /* .enter NULL: none */
 };
 
 static int sink_keep(void *ctx, const sp_stream_call *call)
@@ -33,11 +34,18 @@ static int64_t sink_node(void *ctx, int64_t parent, const sp_stream_call *call)
     return sp_report_tree_node(fs->tree, parent, call->region);
 }
 
+static int sink_enter(void *ctx, const sp_stream_call *call, int64_t node)
+{
+    sp_fork_stream *fs = ctx;
+    (void)node;
+    return fs->also.enter(fs->also.ctx, call);
+}
+
 static int sink_exit(void *ctx, const sp_stream_call *call, int64_t node)
 {
     sp_fork_stream *fs = ctx;
     sp_report_node_add_call(&fs->tree->nodes[node], call->end - call->start, call->exclusive);
-    return 0;
+    return fs->also.exit ? fs->also.exit(fs->also.ctx, call) : 0;
 }
 
 static void sink_barrier(void *ctx, int64_t node, int64_t ns)
@@ -58,15 +66,17 @@ static void sink_lane_time(void *ctx, int64_t node, int64_t ns)
 
 int sp_fork_stream_open(sp_fork_stream **out, const sp_run_source *src, uint32_t rank,
                         long file, int graft, sp_report_tree *tree, sp_fork_keep_fn keep,
-                        void *keep_ctx, char *why, size_t whylen)
+                        void *keep_ctx, const sp_fork_also *also, char *why, size_t whylen)
 {
     *out = NULL;
     sp_fork_stream *fs = calloc(1, sizeof *fs);
     if (!fs)
         return -1;
-    *fs = (sp_fork_stream){NULL, tree, keep, keep_ctx, NULL, 0};
-    sp_graft_sink sink = {sink_keep, sink_node, NULL, sink_exit, sink_barrier, sink_lane_time,
-                          NULL, fs};
+    *fs = (sp_fork_stream){NULL, tree, keep, keep_ctx, NULL, 0,
+                           also ? *also : (sp_fork_also){NULL, NULL, NULL}};
+    sp_graft_sink sink = {sink_keep,    sink_node,      fs->also.enter ? sink_enter : NULL,
+                          sink_exit,    sink_barrier,   sink_lane_time,
+                          NULL,         fs};
     int rc = sp_graft_stream_open(&fs->graft, src, rank, file, graft, &sink, why, whylen);
     if (rc != 0) {
         free(fs);
@@ -120,7 +130,8 @@ int sp_fork_stream_open_hook(sp_fork_stream **out, const sp_run_source *src, uin
     sp_fork_stream *fs = calloc(1, sizeof *fs);
     if (!fs)
         return -1;
-    *fs = (sp_fork_stream){NULL, tree, keep, keep_ctx, hook, tree->num_nodes};
+    *fs = (sp_fork_stream){NULL, tree, keep, keep_ctx, hook, tree->num_nodes,
+                           (sp_fork_also){NULL, NULL, NULL}};
     /* grafted: in preorder, each call whole after its exit; else as they
      * stream (the reconstruction order) */
     sp_graft_sink sink = {sink_keep,  hook_node, grafted ? NULL : hook_enter,

@@ -24,6 +24,14 @@ typedef struct lane_kept {
     int keep;
 } lane_kept;
 
+/* bare --lanes on a rank with fork edges: a lane's open kept calls, their
+ * nodes in its lane tree */
+typedef struct lane_open {
+    int64_t lane;
+    int64_t *nodes;
+    size_t n, cap;
+} lane_open;
+
 typedef struct stream_ctx {
     const sp_run_source *src;
     const sp_selection *sel;
@@ -51,6 +59,8 @@ typedef struct stream_ctx {
     int per_lane;
     sp_report_tree *lane_trees;
     size_t num_lane_trees, cached_lane_tree;
+    lane_open *open;
+    size_t num_open;
     const sp_report_call_hook *hook; /* options.call_hook */
     sp_report_jobs jobs;      /* worker processes (--jobs), count <= 1: none */
     int jobs_started;
@@ -110,8 +120,65 @@ static sp_report_tree *lane_tree(stream_ctx *c, int64_t lane)
     return &grown[c->num_lane_trees++];
 }
 
+/* The open kept calls of a lane (bare --lanes, fork edges); NULL out of
+ * memory. */
+static lane_open *open_of(stream_ctx *c, int64_t lane)
+{
+    for (size_t k = 0; k < c->num_open; k++)
+        if (c->open[k].lane == lane)
+            return &c->open[k];
+    lane_open *grown = realloc(c->open, (c->num_open + 1) * sizeof *grown);
+    if (!grown)
+        return NULL;
+    c->open = grown;
+    grown[c->num_open] = (lane_open){lane, NULL, 0, 0};
+    return &grown[c->num_open++];
+}
+
+/* A kept call of a rank with fork edges in its lane's tree: under the
+ * lane's innermost open kept call, as the stream hangs it (lane trees do
+ * not graft). */
+static int lane_call_enter(void *ctx, const sp_stream_call *call)
+{
+    stream_ctx *c = ctx;
+    sp_report_tree *tree = lane_tree(c, call->lane);
+    lane_open *o = tree ? open_of(c, call->lane) : NULL;
+    if (!o)
+        return -1;
+    int64_t node = sp_report_tree_node(tree, o->n ? o->nodes[o->n - 1] : -1, call->region);
+    if (node < 0)
+        return -1;
+    if (o->n == o->cap) {
+        size_t cap = o->cap ? 2 * o->cap : 16;
+        int64_t *grown = realloc(o->nodes, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        o->nodes = grown;
+        o->cap = cap;
+    }
+    o->nodes[o->n++] = node;
+    return 0;
+}
+
+static int lane_call_exit(void *ctx, const sp_stream_call *call)
+{
+    stream_ctx *c = ctx;
+    sp_report_tree *tree = lane_tree(c, call->lane);
+    lane_open *o = tree ? open_of(c, call->lane) : NULL;
+    if (!o || !o->n)
+        return -1;
+    sp_report_node_add_call(&tree->nodes[o->nodes[--o->n]], call->end - call->start,
+                            call->exclusive);
+    return 0;
+}
+
 static void lane_trees_free(stream_ctx *c)
 {
+    for (size_t k = 0; k < c->num_open; k++)
+        free(c->open[k].nodes);
+    free(c->open);
+    c->open = NULL;
+    c->num_open = 0;
     for (size_t k = 0; k < c->num_lane_trees; k++)
         sp_report_tree_free(&c->lane_trees[k]);
     free(c->lane_trees);
@@ -301,8 +368,8 @@ static int hook_pass(stream_ctx *c, const sp_report_options *opt, uint32_t rank,
 
 /* A rank of a file with fork edges: streamed, its forked work grafted on the
  * way (report_fork_stream.c), then the hook's pass (hook_pass, or the
- * caller's rank_apart); with bare --lanes,
- * or whatever the graft on the stream doubts, the file is read in memory as
+ * caller's rank_apart), bare --lanes' lane trees beside; whatever the
+ * graft on the stream doubts, the file is read in memory as
  * before (rank_tree_from_file).  0, 1 (fall back, why set), -1 failure. */
 static int rank_with_forks(stream_ctx *c, sp_report *report, const sp_report_options *opt,
                            uint32_t rank, long file, sp_rank_result *out, sp_rank_extra *extra,
@@ -310,8 +377,6 @@ static int rank_with_forks(stream_ctx *c, sp_report *report, const sp_report_opt
 {
     char doubt[256] = "";
     const sp_report_call_hook *hook = c->hook;
-    if (c->per_lane)
-        snprintf(doubt, sizeof doubt, "per-lane trees (--lanes)");
     int rc = 1;
     sp_rank_stream_info info;
     memset(&info, 0, sizeof info);
@@ -326,8 +391,12 @@ static int rank_with_forks(stream_ctx *c, sp_report *report, const sp_report_opt
         c->clip_lo = INT64_MAX;
         c->clip_hi = INT64_MIN;
         sp_fork_stream *fs = NULL;
+        /* bare --lanes: each lane's tree beside, from the calls as they
+         * stream (report.c adds them before the graft) */
+        sp_fork_also lanes = {lane_call_enter, lane_call_exit, c};
         rc = sp_fork_stream_open(&fs, c->src, rank, file, sp_selection_grafts(opt->selection),
-                                 &out->tree, keeps_call, c, doubt, sizeof doubt);
+                                 &out->tree, keeps_call, c, c->per_lane ? &lanes : NULL, doubt,
+                                 sizeof doubt);
         if (rc == 0) {
             sp_call_visitor visitor = sp_fork_stream_visitor(fs);
             /* a crossing or any problem: the file in memory words it;
@@ -357,6 +426,15 @@ static int rank_with_forks(stream_ctx *c, sp_report *report, const sp_report_opt
             snprintf(why, whylen, "out of memory while building the report");
             return -1;
         }
+        if (rc == 0 && c->per_lane) {
+            /* the report takes them, in the order the in-memory path adds them */
+            if (sp_report_take_lane_trees(report, c->lane_trees, c->num_lane_trees) != 0)
+                rc = -1;
+            free(c->lane_trees);
+            c->lane_trees = NULL;
+            c->num_lane_trees = c->cached_lane_tree = 0;
+        }
+        lane_trees_free(c);
         if (rc == 0) {
             *extra = (sp_rank_extra){info.first_start, info.last_end, info.num_thread_slots,
                                      info.thread_calls, info.thread_busy};
