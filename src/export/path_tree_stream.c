@@ -150,7 +150,8 @@ static int graft_rank_streamed(tree_pass *p, const sp_run_source *src, uint32_t 
 {
     graft_pass g = {p, {0}};
     sp_path_tree_init(&g.local);
-    sp_graft_sink sink = {graft_keep, graft_node, graft_enter, graft_exit, NULL, NULL, NULL, &g};
+    sp_graft_sink sink = {graft_keep, graft_node, graft_enter, graft_exit, NULL, NULL,
+                          NULL,       NULL,       &g};
     sp_graft_stream *gs = NULL;
     uint64_t calls_before = p->calls;
     sp_stream_filter_rank(p->filter, rank);

@@ -76,7 +76,7 @@ int sp_fork_stream_open(sp_fork_stream **out, const sp_run_source *src, uint32_t
                            also ? *also : (sp_fork_also){NULL, NULL, NULL}};
     sp_graft_sink sink = {sink_keep,    sink_node,      fs->also.enter ? sink_enter : NULL,
                           sink_exit,    sink_barrier,   sink_lane_time,
-                          NULL,         fs};
+                          NULL,         NULL,           fs};
     int rc = sp_graft_stream_open(&fs->graft, src, rank, file, graft, &sink, why, whylen);
     if (rc != 0) {
         free(fs);
@@ -116,11 +116,6 @@ static int hook_ignore_exit(void *ctx, const sp_stream_call *call, int64_t node)
     return 0;
 }
 
-static int hook_deliver(void *ctx, const sp_stream_call *call, int64_t node)
-{
-    return hook_enter(ctx, call, node) != 0 || hook_exit(ctx, call, node) != 0 ? -1 : 0;
-}
-
 int sp_fork_stream_open_hook(sp_fork_stream **out, const sp_run_source *src, uint32_t rank,
                              long file, int graft, sp_report_tree *tree, sp_fork_keep_fn keep,
                              void *keep_ctx, const sp_report_call_hook *hook, int grafted,
@@ -132,11 +127,16 @@ int sp_fork_stream_open_hook(sp_fork_stream **out, const sp_run_source *src, uin
         return -1;
     *fs = (sp_fork_stream){NULL, tree, keep, keep_ctx, hook, tree->num_nodes,
                            (sp_fork_also){NULL, NULL, NULL}};
-    /* grafted: in preorder, each call whole after its exit; else as they
-     * stream (the reconstruction order) */
-    sp_graft_sink sink = {sink_keep,  hook_node, grafted ? NULL : hook_enter,
+    /* grafted: the entries in preorder (each exit after its entry); else
+     * as they stream (the reconstruction order) */
+    sp_graft_sink sink = {sink_keep,
+                          hook_node,
+                          grafted ? NULL : hook_enter,
                           grafted ? hook_ignore_exit : hook_exit,
-                          NULL,       NULL,      grafted ? hook_deliver : NULL,
+                          NULL,
+                          NULL,
+                          grafted ? hook_enter : NULL,
+                          grafted ? hook_exit : NULL,
                           fs};
     int rc = sp_graft_stream_open(&fs->graft, src, rank, file, graft, &sink, why, whylen);
     if (rc != 0) {

@@ -338,9 +338,9 @@ static int rank_tree_from_file(stream_ctx *c, sp_report *report, const sp_report
 
 /* A rank with fork edges and a per-call hook without rank_apart (diff,
  * check): the rank streamed once more, its calls handed to the hook grafted,
- * in the in-memory path's order (report_fork_stream.c).  0, or -1 (the
- * hook failed, or the stream doubted what it had handed over already: the
- * build fails, and its caller takes the in-memory path). */
+ * in the in-memory path's order (report_fork_stream.c).  0; 1 when the
+ * stream doubts what it has begun to hand over (why set: the whole build
+ * falls back, not this rank alone); -1 the hook failed. */
 static int hook_pass(stream_ctx *c, const sp_report_options *opt, uint32_t rank, long file,
                      sp_report_tree *tree, int grafted, char *why, size_t whylen)
 {
@@ -357,13 +357,15 @@ static int hook_pass(stream_ctx *c, const sp_report_options *opt, uint32_t rank,
         sp_rank_stream_info info;
         rc = sp_stream_rank_forks(c->src, rank, c->offset, &visitor, &so, &info, why, whylen);
         sp_rank_stream_info_free(&info);
-        if (rc == 0)
+        if (rc < 0 && sp_fork_stream_fell_back(fs, why, whylen))
+            rc = 1; /* too many calls waiting: the whole build falls back */
+        else if (rc == 0)
             rc = sp_fork_stream_finish(fs, why, whylen);
     }
     sp_fork_stream_free(fs);
     if (rc == 0 && hook->rank_end(hook->ctx, rank) != 0)
         rc = -1;
-    return rc == 0 ? 0 : -1;
+    return rc == 0 ? 0 : rc > 0 ? 1 : -1;
 }
 
 /* A rank of a file with fork edges: streamed, its forked work grafted on the
@@ -417,14 +419,16 @@ static int rank_with_forks(stream_ctx *c, sp_report *report, const sp_report_opt
          * HTML page's model), or the calls once more, in the in-memory
          * path's order; once it has begun, a failure cannot fall back to
          * the file */
-        if (rc == 0 && hook &&
-            (hook->rank_apart ? hook->rank_apart(hook->ctx, rank)
-                              : hook_pass(c, opt, rank, file, &out->tree, grafted, why,
-                                          whylen)) != 0) {
+        int hooked = rc != 0 || !hook ? 0
+                     : hook->rank_apart ? (hook->rank_apart(hook->ctx, rank) ? -1 : 0)
+                                        : hook_pass(c, opt, rank, file, &out->tree, grafted, why,
+                                                    whylen);
+        if (hooked != 0) {
             sp_rank_stream_info_free(&info);
             sp_rank_result_free(out);
-            snprintf(why, whylen, "out of memory while building the report");
-            return -1;
+            if (hooked < 0)
+                snprintf(why, whylen, "out of memory while building the report");
+            return hooked;
         }
         if (rc == 0 && c->per_lane) {
             /* the report takes them, in the order the in-memory path adds them */

@@ -179,14 +179,22 @@ typedef struct lane_chain {
     int64_t lane;
     key chain;                /* keys of the lane's open kept calls: prefixes */
     uint32_t open;            /* kept calls open on the lane */
-    uint32_t root_len;        /* the key length of the outermost of them */
+    uint32_t open_len;        /* the key length of the innermost of them */
+    /* sink.deliver_enter: per key position, the waiting record of the open
+     * call there (-1: handed over already) */
+    int64_t *rec;
+    uint32_t rec_cap;
 } lane_chain;
 
-/* sink.deliver: an exited kept call waiting for its turn in preorder */
+/* sink.deliver_enter: a kept call waiting for its turn in preorder */
 typedef struct waiting {
     key k;
     int64_t node;
     sp_stream_call call;
+    int exited;               /* its exit came: handed over right after */
+    int64_t exclusive;
+    size_t lane;              /* index in lanes, and key position: its rec slot */
+    uint32_t pos;
 } waiting;
 
 struct sp_graft_stream {
@@ -214,14 +222,14 @@ struct sp_graft_stream {
      * calls in a preorder of the grafted forest, else keeps them in
      * reconstruction order (sp_rank_data_graft) */
     int any_grafted;
-    /* sink.deliver: a heap of the exited calls by key, and the smallest key
-     * a call still to come (or open) may have: the outermost open kept call
-     * of each lane (that key excluded) and each exited fork parent still
-     * named by a forked call to come (keys above it only) */
-    waiting *heap;
-    size_t num_waiting, cap_waiting;
-    key bound;
-    int has_bound, bound_inclusive, bound_dirty;
+    /* sink.deliver_enter: the waiting calls (a slab with a free list) and
+     * a heap of their indices by key */
+    waiting *recs;
+    size_t num_recs, cap_recs;
+    size_t *free_recs;
+    size_t num_free_recs;
+    size_t *heap;
+    size_t num_waiting, cap_heap;
     int fell_back;
     char why[256];
 };
@@ -272,7 +280,6 @@ static fork_parent *add_parent(sp_graft_stream *fs, int64_t id)
 
 static void drop_parent(sp_graft_stream *fs, fork_parent *f)
 {
-    fs->bound_dirty = 1;
     free(f->chain.at);
     free(f->pending);
     map_remove(&fs->parent_of, f->id, 0);
@@ -370,7 +377,7 @@ static lane_chain *lane_of(sp_graft_stream *fs, int64_t lane)
         return NULL;
     fs->lanes = grown;
     fs->cached_lane = fs->num_lanes;
-    grown[fs->num_lanes] = (lane_chain){lane, {NULL, 0, 0, 0}, 0, 0};
+    grown[fs->num_lanes] = (lane_chain){lane, {NULL, 0, 0, 0}, 0, 0, NULL, 0};
     return &grown[fs->num_lanes++];
 }
 
@@ -412,6 +419,164 @@ static int note_key(sp_graft_stream *fs, int64_t node, const int64_t *at, uint32
         k->first = at[len - 1]; /* calls come in reconstruction order */
     }
     return key_set(k, at, len);
+}
+
+/* ---- sink.deliver_enter: the calls in the in-memory path's order -------- */
+
+/* Calls waiting before the stream gives up (the caller's in-memory path
+ * then runs): about 150 bytes each. */
+#define MAX_WAITING ((size_t)1 << 20)
+
+static int rec_less(const sp_graft_stream *fs, size_t x, size_t y)
+{
+    const key *a = &fs->recs[x].k, *b = &fs->recs[y].k;
+    return key_cmp(a->at, a->len, b->at, b->len) < 0;
+}
+
+/* Room for the lane's record slots up to key length len. */
+static int rec_room(lane_chain *lane, uint32_t len)
+{
+    if (len <= lane->rec_cap)
+        return 0;
+    uint32_t cap = lane->rec_cap ? lane->rec_cap : 16;
+    while (cap < len)
+        cap *= 2;
+    int64_t *grown = realloc(lane->rec, cap * sizeof *grown);
+    if (!grown)
+        return -1;
+    lane->rec = grown;
+    lane->rec_cap = cap;
+    return 0;
+}
+
+/* A kept call as it enters: waits in the heap.  0 or -1 (fell_back set
+ * when too many wait). */
+static int wait_push(sp_graft_stream *fs, lane_chain *lane, uint32_t len, int64_t node,
+                     const sp_stream_call *call)
+{
+    if (fs->num_waiting >= MAX_WAITING)
+        return fall_back(fs, "more than 1 Mi grafted calls waiting for an earlier one");
+    size_t r;
+    if (fs->num_free_recs) {
+        r = fs->free_recs[--fs->num_free_recs];
+    } else {
+        if (fs->num_recs == fs->cap_recs) {
+            size_t cap = fs->cap_recs ? fs->cap_recs * 2 : 64;
+            waiting *grown = realloc(fs->recs, cap * sizeof *grown);
+            size_t *free_grown = realloc(fs->free_recs, cap * sizeof *free_grown);
+            size_t *heap_grown = realloc(fs->heap, cap * sizeof *heap_grown);
+            if (grown)
+                fs->recs = grown;
+            if (free_grown)
+                fs->free_recs = free_grown;
+            if (heap_grown)
+                fs->heap = heap_grown;
+            if (!grown || !free_grown || !heap_grown)
+                return -1;
+            fs->cap_recs = fs->cap_heap = cap;
+        }
+        r = fs->num_recs++;
+    }
+    waiting *w = &fs->recs[r];
+    *w = (waiting){{NULL, 0, 0, 0}, node, *call, 0, 0, (size_t)(lane - fs->lanes), len - 1};
+    w->call.mpi = NULL;
+    if (key_set(&w->k, lane->chain.at, len) != 0) {
+        fs->free_recs[fs->num_free_recs++] = r;
+        return -1;
+    }
+    lane->rec[len - 1] = (int64_t)r;
+    size_t i = fs->num_waiting++;
+    while (i > 0 && rec_less(fs, r, fs->heap[(i - 1) / 2])) {
+        fs->heap[i] = fs->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    fs->heap[i] = r;
+    return 0;
+}
+
+/* The smallest waiting call to the sink (and its exit, when it came). */
+static int wait_pop(sp_graft_stream *fs)
+{
+    size_t top = fs->heap[0], last = fs->heap[--fs->num_waiting];
+    size_t i = 0, n = fs->num_waiting;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && rec_less(fs, fs->heap[c + 1], fs->heap[c]))
+            c++;
+        if (!rec_less(fs, fs->heap[c], last))
+            break;
+        fs->heap[i] = fs->heap[c];
+        i = c;
+    }
+    if (n)
+        fs->heap[i] = last;
+    waiting *w = &fs->recs[top];
+    int rc = fs->sink.deliver_enter(fs->sink.ctx, &w->call, w->node);
+    if (rc == 0 && w->exited) {
+        w->call.exclusive = w->exclusive;
+        rc = fs->sink.deliver_exit(fs->sink.ctx, &w->call, w->node);
+    } else if (!w->exited) {
+        fs->lanes[w->lane].rec[w->pos] = -1; /* its exit goes straight on */
+    }
+    free(w->k.at);
+    w->k.at = NULL;
+    fs->free_recs[fs->num_free_recs++] = top;
+    return rc;
+}
+
+/* Whether a call to come could precede key k: one under the open call (or
+ * the live fork parent) of key b has key b + [s], s above every position
+ * seen, which is below k when b and k first differ inside b with b's value
+ * smaller. */
+static int could_precede(const int64_t *b, uint32_t nb, const key *k)
+{
+    for (uint32_t i = 0; i < nb && i < k->len; i++)
+        if (b[i] != k->at[i])
+            return b[i] < k->at[i];
+    return 0;
+}
+
+/* Whether a call to come could precede key k: the innermost open kept
+ * call of each lane and every kept fork parent still live can have calls
+ * to come under them.  (When it could precede k, it could precede every
+ * larger key too.) */
+static int blocked(const sp_graft_stream *fs, const key *k)
+{
+    for (size_t j = 0; j < fs->num_lanes; j++)
+        if (fs->lanes[j].open && could_precede(fs->lanes[j].chain.at, fs->lanes[j].open_len, k))
+            return 1;
+    for (size_t j = 0; j < fs->num_parents; j++)
+        if (fs->parents[j].kept &&
+            could_precede(fs->parents[j].chain.at, fs->parents[j].chain.len, k))
+            return 1;
+    return 0;
+}
+
+/* Every waiting call no call to come can precede, to the sink, in key
+ * order. */
+static int deliver_ready(sp_graft_stream *fs)
+{
+    while (fs->num_waiting && !blocked(fs, &fs->recs[fs->heap[0]].k))
+        if (wait_pop(fs) != 0)
+            return -1;
+    return 0;
+}
+
+/* A kept call entering (its key: the lane's chain up to len): to the sink
+ * now when nothing waits and no call to come can precede it (the usual
+ * case), else into the heap. */
+static int deliver_entering(sp_graft_stream *fs, lane_chain *lane, uint32_t len, int64_t node,
+                            const sp_stream_call *call)
+{
+    if (deliver_ready(fs) != 0 || rec_room(lane, len) != 0)
+        return -1;
+    key k = {lane->chain.at, len, 0, 0};
+    if (fs->num_waiting || blocked(fs, &k))
+        return wait_push(fs, lane, len, node, call) != 0 || deliver_ready(fs) != 0 ? -1 : 0;
+    lane->rec[len - 1] = -1;
+    return fs->sink.deliver_enter(fs->sink.ctx, call, node);
 }
 
 static int fork_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
@@ -480,11 +645,8 @@ static int fork_enter(void *ctx, const sp_stream_call *call, int64_t parent, int
         return fall_back(fs, "too many call paths or too deep to stream with fork edges");
     lane->chain.at[prefix] = seq;
     uint32_t len = prefix + 1;
-    if (parent < 0) { /* the lane's outermost open kept call */
-        lane->root_len = len;
-        fs->bound_dirty = 1;
-    }
     lane->open++;
+    lane->open_len = len;
     if (note_key(fs, node, lane->chain.at, len) != 0)
         return -1;
     if (self) {
@@ -496,6 +658,8 @@ static int fork_enter(void *ctx, const sp_stream_call *call, int64_t parent, int
     }
     *user = node | (int64_t)len << 32 | (merged ? MERGED_BIT : 0);
     if (fs->sink.enter && fs->sink.enter(fs->sink.ctx, call, node) != 0)
+        return -1;
+    if (fs->sink.deliver_enter && deliver_entering(fs, lane, len, node, call) != 0)
         return -1;
     return 1;
 }
@@ -511,111 +675,6 @@ static int add_lane_time(sp_graft_stream *fs, int64_t node, int64_t lane, int64_
     return 0;
 }
 
-/* ---- sink.deliver: the calls in the in-memory path's order -------------- */
-
-/* Calls waiting before the stream gives up (the caller's in-memory path
- * then runs): about 150 bytes each. */
-#define MAX_WAITING ((size_t)1 << 20)
-
-static int waiting_less(const waiting *x, const waiting *y)
-{
-    return key_cmp(x->k.at, x->k.len, y->k.at, y->k.len) < 0;
-}
-
-static int wait_push(sp_graft_stream *fs, const int64_t *at, uint32_t len, int64_t node,
-                     const sp_stream_call *call)
-{
-    if (fs->num_waiting >= MAX_WAITING)
-        return fall_back(fs, "more than 1 Mi grafted calls waiting for an earlier one");
-    if (fs->num_waiting == fs->cap_waiting) {
-        size_t cap = fs->cap_waiting ? fs->cap_waiting * 2 : 64;
-        waiting *grown = realloc(fs->heap, cap * sizeof *grown);
-        if (!grown)
-            return -1;
-        fs->heap = grown;
-        fs->cap_waiting = cap;
-    }
-    waiting w = {{NULL, 0, 0, 0}, node, *call};
-    w.call.mpi = NULL;
-    if (key_set(&w.k, at, len) != 0)
-        return -1;
-    size_t i = fs->num_waiting++;
-    while (i > 0 && waiting_less(&w, &fs->heap[(i - 1) / 2])) {
-        fs->heap[i] = fs->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    fs->heap[i] = w;
-    return 0;
-}
-
-/* The smallest waiting call to the sink, out of the heap. */
-static int wait_pop(sp_graft_stream *fs)
-{
-    waiting top = fs->heap[0];
-    waiting last = fs->heap[--fs->num_waiting];
-    size_t i = 0, n = fs->num_waiting;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && waiting_less(&fs->heap[c + 1], &fs->heap[c]))
-            c++;
-        if (!waiting_less(&fs->heap[c], &last))
-            break;
-        fs->heap[i] = fs->heap[c];
-        i = c;
-    }
-    if (n)
-        fs->heap[i] = last;
-    int rc = fs->sink.deliver(fs->sink.ctx, &top.call, top.node);
-    free(top.k.at);
-    return rc;
-}
-
-static int compute_bound(sp_graft_stream *fs)
-{
-    const int64_t *at = NULL;
-    uint32_t len = 0;
-    int inclusive = 0;
-    for (size_t k = 0; k < fs->num_lanes; k++) {
-        const lane_chain *l = &fs->lanes[k];
-        if (l->open && (!at || key_cmp(l->chain.at, l->root_len, at, len) < 0)) {
-            at = l->chain.at;
-            len = l->root_len;
-            inclusive = 0;
-        }
-    }
-    for (size_t k = 0; k < fs->num_parents; k++) {
-        const fork_parent *f = &fs->parents[k];
-        if (f->kept && f->exited && (!at || key_cmp(f->chain.at, f->chain.len, at, len) < 0)) {
-            at = f->chain.at;
-            len = f->chain.len;
-            inclusive = 1;
-        }
-    }
-    fs->bound_dirty = 0;
-    fs->has_bound = at != NULL;
-    fs->bound_inclusive = inclusive;
-    return at ? key_set(&fs->bound, at, len) : 0;
-}
-
-/* Every waiting call no call to come can precede, to the sink. */
-static int deliver_ready(sp_graft_stream *fs)
-{
-    if (fs->bound_dirty && compute_bound(fs) != 0)
-        return -1;
-    while (fs->num_waiting) {
-        if (fs->has_bound) {
-            int c = key_cmp(fs->heap[0].k.at, fs->heap[0].k.len, fs->bound.at, fs->bound.len);
-            if (c > 0 || (c == 0 && !fs->bound_inclusive))
-                break;
-        }
-        if (wait_pop(fs) != 0)
-            return -1;
-    }
-    return 0;
-}
-
 static int fork_exit(void *ctx, const sp_stream_call *call, int64_t user)
 {
     sp_graft_stream *fs = ctx;
@@ -623,12 +682,19 @@ static int fork_exit(void *ctx, const sp_stream_call *call, int64_t user)
     lane_chain *lane = lane_of(fs, call->lane);
     if (!lane)
         return -1;
-    /* the lane's chain holds the call's key until it exits */
-    if (fs->sink.deliver &&
-        wait_push(fs, lane->chain.at, (uint32_t)(user >> 32 & LEN_MASK), node, call) != 0)
-        return -1;
-    if (--lane->open == 0)
-        fs->bound_dirty = 1;
+    uint32_t len = (uint32_t)(user >> 32 & LEN_MASK);
+    if (fs->sink.deliver_enter) {
+        int64_t r = lane->rec[len - 1];
+        if (r >= 0) { /* still waiting: its exit follows its entry */
+            fs->recs[r].exited = 1;
+            fs->recs[r].exclusive = call->exclusive;
+        } else if (fs->sink.deliver_exit(fs->sink.ctx, call, node) != 0) {
+            return -1;
+        }
+    }
+    /* the innermost open kept call is now its parent (key one shorter) */
+    lane->open--;
+    lane->open_len = lane->open ? len - 1 : 0;
     int64_t duration = call->end - call->start;
     if (fs->sink.exit(fs->sink.ctx, call, node) != 0)
         return -1;
@@ -660,7 +726,6 @@ static int fork_exit(void *ctx, const sp_stream_call *call, int64_t user)
     fork_parent *self = parent_entry(fs, call->call_id);
     if (self && self->kept) {
         self->exited = 1;
-        fs->bound_dirty = 1;
         self->end = call->end;
         self->duration = duration;
         self->lane = call->lane;
@@ -678,7 +743,7 @@ static int fork_exit(void *ctx, const sp_stream_call *call, int64_t user)
         if (fs->refs[self->id] == 0)
             drop_parent(fs, self);
     }
-    return fs->sink.deliver ? deliver_ready(fs) : 0;
+    return fs->sink.deliver_enter ? deliver_ready(fs) : 0;
 }
 
 sp_call_visitor sp_graft_stream_visitor(sp_graft_stream *fs)
@@ -761,15 +826,18 @@ void sp_graft_stream_free(sp_graft_stream *fs)
         free(fs->parents[k].pending);
     }
     free(fs->parents);
-    for (size_t k = 0; k < fs->num_lanes; k++)
+    for (size_t k = 0; k < fs->num_lanes; k++) {
         free(fs->lanes[k].chain.at);
+        free(fs->lanes[k].rec);
+    }
     free(fs->lanes);
     for (size_t k = 0; k < fs->cap_keys; k++)
         free(fs->node_key[k].at);
     free(fs->node_key);
     for (size_t k = 0; k < fs->num_waiting; k++)
-        free(fs->heap[k].k.at);
+        free(fs->recs[fs->heap[k]].k.at);
+    free(fs->recs);
+    free(fs->free_recs);
     free(fs->heap);
-    free(fs->bound.at);
     free(fs);
 }

@@ -33,12 +33,15 @@ typedef struct sp_graft_sink {
      * a merged node, the time of its calls on that lane. */
     void (*barrier)(void *ctx, int64_t node, int64_t ns);
     void (*lane_time)(void *ctx, int64_t node, int64_t ns);
-    /* NULL, or every kept call once more after its exit, in the preorder
-     * of the grafted forest (the in-memory path's order when a call is
-     * grafted: sp_graft_stream_grafted), as soon as no call to come can
-     * precede it; the rest from sp_graft_stream_finish.  At most 1 Mi
-     * calls wait (then the visitor fails, fell_back set); 0 or -1 */
-    int (*deliver)(void *ctx, const sp_stream_call *call, int64_t node);
+    /* NULL, or every kept call handed over once more in the preorder of
+     * the grafted forest (the in-memory path's order when a call is
+     * grafted: sp_graft_stream_grafted): deliver_enter as soon as no call
+     * to come can precede it (a worker's calls wait for the end of their
+     * encountering thread's region), deliver_exit after it, once the call
+     * has exited; the rest from sp_graft_stream_finish.  At most 1 Mi
+     * calls wait (then the visitor fails, fell_back set).  0 or -1. */
+    int (*deliver_enter)(void *ctx, const sp_stream_call *call, int64_t node);
+    int (*deliver_exit)(void *ctx, const sp_stream_call *call, int64_t node);
     void *ctx;
 } sp_graft_sink;
 
