@@ -163,10 +163,11 @@ typedef struct sp_report_remote {
  * A rank with fork edges grafted on the stream: with rank_apart set, the
  * report builds its tree without the hook, then calls rank_apart (the
  * caller makes its own pass over the rank: the HTML page, which does not
- * graft); without it, the calls come grafted, each with `exit` 0 then 1,
- * in the order of the in-memory path's grafted calls (on_rank's), their
- * nodes numbered in the order that path makes them, and `tree` a copy of
- * the rank's tree in that numbering. */
+ * graft); without it, the rank is streamed once more and the calls come
+ * grafted: their entries (`exit` 0) in the order of the in-memory path's
+ * grafted calls (on_rank's), each exit after its entry, their nodes
+ * numbered in the order that path makes them, `tree` the rank's finished
+ * tree. */
 struct sp_stream_call;
 typedef struct sp_report_call_hook {
     int (*rank_begin)(void *ctx, uint32_t rank);
