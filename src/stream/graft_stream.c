@@ -22,7 +22,12 @@
  * in-memory creation order.  When no call of the rank is grafted (every
  * fork parent filtered out, --no-graft) the in-memory path keeps the calls
  * in reconstruction order: the nodes are then sorted by their first call
- * in that order.  Memory: a byte per call id, a key (depth + 1
+ * in that order.
+ *
+ * A per-call hook that wants the calls in the in-memory order (the
+ * comparison's statistics) gets each entry in preorder as soon as no call
+ * to come can precede it (sink.deliver_enter; the waiting ones in a heap
+ * by key).  Memory: a byte per call id, a key (depth + 1
  * values) per node and per live fork parent. */
 #include <stdio.h>
 #include <stdlib.h>
