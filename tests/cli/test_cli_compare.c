@@ -326,6 +326,29 @@ Test(cli_compare, diff_of_fork_edges_equals_in_memory)
     }
 }
 
+/* One parallel region holding 1.1 M of the worker's calls: in the in-memory
+ * path's preorder they all come after the encountering thread's region
+ * ends, so the hook's pass would hold them all; past 1 Mi waiting the
+ * stream gives up and the whole run goes to the in-memory path (the hook
+ * has seen part of the rank), which the trace words. */
+Test(cli_compare, diff_of_a_long_parallel_region_falls_back, .timeout = 120)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 %s/fixtures/make_long_parallel_region.py %s 1100000",
+             TEST_SOURCE_DIR, in_dir("long_rank00000.h5"));
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    const char *const args[] = {"diff", "long_rank00000.h5", "long_rank00000.h5", "--format",
+                                "json", NULL};
+    expect_same(args, 0);
+    static const char *const trace[] = {"SCOPEPROF_DIFF_TRACE=1", NULL};
+    result s = run_env(args, trace);
+    cr_expect_neq(strstr(s.err, "in memory: more than 1 Mi grafted calls waiting for an earlier "
+                                "one\n"),
+                  NULL, "%s", s.err);
+    result_free(&s);
+}
+
 /* ---- the HTML report (docs/html-report.md) ---------------------------------- */
 
 /* `report ... -o page.html` streamed and in memory: same status, output,
