@@ -159,13 +159,22 @@ typedef struct sp_report_remote {
  * rank; a rank the streamed path reads in memory (fork edges) goes to
  * on_rank instead, with the skeleton as profile.  Nonzero = failure (the
  * build fails with -1).  Worker processes (jobs) are not used with a hook;
- * with remote it is refused (the in-memory path). */
+ * with remote it is refused (the in-memory path).
+ * A rank with fork edges grafted on the stream: with rank_apart set, the
+ * report builds its tree without the hook, then calls rank_apart (the
+ * caller makes its own pass over the rank: the HTML page, which does not
+ * graft); without it, the rank is streamed once more and the calls come
+ * grafted: their entries (`exit` 0) in the order of the in-memory path's
+ * grafted calls (on_rank's), each exit after its entry, their nodes
+ * numbered in the order that path makes them, `tree` the rank's finished
+ * tree. */
 struct sp_stream_call;
 typedef struct sp_report_call_hook {
     int (*rank_begin)(void *ctx, uint32_t rank);
     int (*call)(void *ctx, const struct sp_stream_call *call, const struct sp_report_tree *tree,
                 int64_t node, int exit);
     int (*rank_end)(void *ctx, uint32_t rank);
+    int (*rank_apart)(void *ctx, uint32_t rank); /* NULL: none (above) */
     void *ctx;
 } sp_report_call_hook;
 

@@ -121,5 +121,5 @@ static int hook_call(void *ctx, const sp_stream_call *call, const sp_report_tree
 
 sp_report_call_hook run_collect_hook(run_collect *c)
 {
-    return (sp_report_call_hook){hook_rank_begin, hook_call, hook_rank_end, c};
+    return (sp_report_call_hook){hook_rank_begin, hook_call, hook_rank_end, NULL, c};
 }

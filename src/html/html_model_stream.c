@@ -344,15 +344,13 @@ static int hook_call(void *ctx, const sp_stream_call *call, const sp_report_tree
     return (size_t)node < p->num_mapped && p->node_of[node] == path ? 0 : -1;
 }
 
-/* A rank the streamed report read in memory (fork edges): its calls come
- * grafted, while the page's model does not graft, so the rank is streamed
- * here on its own, the selection applied by the stream filter. */
-static int hook_rank_in_memory(void *ctx, const sp_profile *profile, const sp_rank_data *data)
+/* A rank with fork edges: the report grafts it (on the stream, or from
+ * the file in memory), while the page's model does not graft, so the rank
+ * is streamed here on its own, the selection applied by the stream filter. */
+static int rank_on_its_own(html_pass *p, uint32_t rank)
 {
-    html_pass *p = ctx;
-    (void)profile;
     size_t k = p->next_rank++;
-    if (k >= p->num_ranks || p->ranks[k] != data->rank)
+    if (k >= p->num_ranks || p->ranks[k] != rank)
         return -1;
     rank_begin(p, k);
     sp_stream_filter_rank(&p->filter, p->rank);
@@ -363,6 +361,17 @@ static int hook_rank_in_memory(void *ctx, const sp_profile *profile, const sp_ra
     if (rc > 0)
         p->failed = 1; /* the report then fails: the in-memory path words it */
     return rc != 0 || rank_end(p, k) != 0 ? -1 : 0;
+}
+
+static int hook_rank_in_memory(void *ctx, const sp_profile *profile, const sp_rank_data *data)
+{
+    (void)profile;
+    return rank_on_its_own(ctx, data->rank);
+}
+
+static int hook_rank_apart(void *ctx, uint32_t rank)
+{
+    return rank_on_its_own(ctx, rank);
 }
 
 /* Start and span of the timeline (html_model.c's time_axis) from the rows'
@@ -509,7 +518,8 @@ int html_run_build_stream(html_run *run, const sp_run_source *src, const char *c
         run->has_timeline = 1;
     }
     /* One pass: the report's tables and, through its hook, the page's model. */
-    sp_report_call_hook hook = {hook_rank_begin, hook_call, hook_rank_end, &p};
+    sp_report_call_hook hook = {hook_rank_begin, hook_call, hook_rank_end, hook_rank_apart,
+                                &p};
     sp_report_options ro = {.selection = opt->selection, .sort = SP_SORT_EXCLUSIVE,
                             .on_rank = hook_rank_in_memory, .on_rank_ctx = &p,
                             .call_hook = &hook};

@@ -1,550 +1,175 @@
 /* report_fork_stream.c - the merged path tree of a rank with fork edges
  * (events/fork_parent_ids) from its streamed calls, the same tree as the
- * in-memory path's sp_rank_data_graft + sp_report_tree_add_forks.
- *
- * Grafting: a kept call that is a root of its lane and has a kept fork
- * parent hangs under it, or, when it is of the fork parent's region (an
- * OpenMP worker's implicit task), takes the fork parent's node.  One
- * windowed read of the rank's fork parent ids before the stream counts,
- * per call id, the calls forked from it; the stream hands each call its
- * fork parent id (sp_stream_rank_forks), and a fork parent keeps its node
- * and key from its entry until it has exited and its forked calls have
- * used it.
- *
- * Node order: the in-memory path creates nodes in a preorder of the grafted
- * forest (children in reconstruction order), which the stream, in start
- * order, does not follow when calls of one node run on several lanes at
- * once.  Each call's preorder key is the list of reconstruction positions
- * of its grafted ancestors and itself; a node's first call in preorder is
- * its call with the smallest key (lexicographic).  Each node keeps that
- * key, and at the end the nodes are renumbered in key order, which is the
- * in-memory creation order.  Memory: a byte per call id, a key (depth + 1
- * values) per node and per live fork parent. */
+ * in-memory path's sp_rank_data_graft + sp_report_tree_add_forks.  The
+ * graft itself is src/stream/graft_stream.c's; this file keeps the report
+ * tree's nodes, their fork statistics, and puts the nodes in the in-memory
+ * creation order once the rank has streamed (the call tree breaks ties
+ * between siblings by that order). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report/report_fork_stream.h"
-#include "scopeprof/h5.h"
-
-#define READ_WINDOW 65536
-#define NODE_MASK 0xffffffffll
-#define LEN_MASK 0x3fffffffll
-#define MERGED_BIT ((int64_t)1 << 62)
-
-/* (a, b) -> v, open addressing; a == INT64_MIN marks a free slot. */
-typedef struct pair_map {
-    int64_t *a, *b, *v;
-    size_t mask, n;
-} pair_map;
-
-static size_t pair_slot(const pair_map *m, int64_t a, int64_t b)
-{
-    uint64_t x = (uint64_t)a * 0x9e3779b97f4a7c15u ^ (uint64_t)b * 0xc2b2ae3d27d4eb4fu;
-    x = (x ^ (x >> 31)) * 0xbf58476d1ce4e5b9u;
-    return (size_t)(x ^ (x >> 29)) & m->mask;
-}
-
-static int64_t *map_find(const pair_map *m, int64_t a, int64_t b)
-{
-    if (!m->n)
-        return NULL;
-    for (size_t s = pair_slot(m, a, b); m->a[s] != INT64_MIN; s = (s + 1) & m->mask)
-        if (m->a[s] == a && m->b[s] == b)
-            return &m->v[s];
-    return NULL;
-}
-
-static int map_grow(pair_map *m)
-{
-    size_t cap = m->mask ? (m->mask + 1) * 2 : 64;
-    pair_map g = {malloc(cap * sizeof *g.a), malloc(cap * sizeof *g.b), malloc(cap * sizeof *g.v),
-                  cap - 1, m->n};
-    if (!g.a || !g.b || !g.v) {
-        free(g.a);
-        free(g.b);
-        free(g.v);
-        return -1;
-    }
-    for (size_t s = 0; s < cap; s++)
-        g.a[s] = INT64_MIN;
-    for (size_t s = 0; m->mask && s <= m->mask; s++) {
-        if (m->a[s] == INT64_MIN)
-            continue;
-        size_t t = pair_slot(&g, m->a[s], m->b[s]);
-        while (g.a[t] != INT64_MIN)
-            t = (t + 1) & g.mask;
-        g.a[t] = m->a[s];
-        g.b[t] = m->b[s];
-        g.v[t] = m->v[s];
-    }
-    free(m->a);
-    free(m->b);
-    free(m->v);
-    *m = g;
-    return 0;
-}
-
-/* The value of (a, b), inserted as `v` when missing; NULL out of memory. */
-static int64_t *map_get(pair_map *m, int64_t a, int64_t b, int64_t v)
-{
-    int64_t *found = map_find(m, a, b);
-    if (found)
-        return found;
-    if ((m->n + 1) * 2 > (m->mask ? m->mask + 1 : 0) && map_grow(m) != 0)
-        return NULL;
-    size_t s = pair_slot(m, a, b);
-    while (m->a[s] != INT64_MIN)
-        s = (s + 1) & m->mask;
-    m->a[s] = a;
-    m->b[s] = b;
-    m->v[s] = v;
-    m->n++;
-    return &m->v[s];
-}
-
-/* Removes (a, b) (linear probing: later entries of its cluster move up). */
-static void map_remove(pair_map *m, int64_t a, int64_t b)
-{
-    int64_t *v = map_find(m, a, b);
-    if (!v)
-        return;
-    size_t i = (size_t)(v - m->v);
-    m->a[i] = INT64_MIN;
-    m->n--;
-    for (size_t j = (i + 1) & m->mask; m->a[j] != INT64_MIN; j = (j + 1) & m->mask) {
-        size_t home = pair_slot(m, m->a[j], m->b[j]);
-        /* j stays if its home lies cyclically in (i, j] */
-        if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
-            continue;
-        m->a[i] = m->a[j];
-        m->b[i] = m->b[j];
-        m->v[i] = m->v[j];
-        m->a[j] = INT64_MIN;
-        i = j;
-    }
-}
-
-static void map_free(pair_map *m)
-{
-    free(m->a);
-    free(m->b);
-    free(m->v);
-    memset(m, 0, sizeof *m);
-}
-
-typedef struct key {
-    int64_t *at;
-    uint32_t len, cap;
-} key;
-
-static int key_set(key *k, const int64_t *at, uint32_t len)
-{
-    if (len > k->cap) {
-        int64_t *grown = realloc(k->at, len * sizeof *grown);
-        if (!grown)
-            return -1;
-        k->at = grown;
-        k->cap = len;
-    }
-    memcpy(k->at, at, len * sizeof *at);
-    k->len = len;
-    return 0;
-}
-
-static int key_cmp(const int64_t *x, uint32_t nx, const int64_t *y, uint32_t ny)
-{
-    for (uint32_t i = 0; i < nx && i < ny; i++)
-        if (x[i] != y[i])
-            return x[i] < y[i] ? -1 : 1;
-    return (nx > ny) - (nx < ny);
-}
-
-typedef struct fork_parent {
-    int64_t id;
-    int kept, exited, has_merged, counted;
-    uint32_t region;
-    int64_t node, lane, end, duration;
-    key chain;                /* its preorder key */
-    int64_t *pending;         /* ends of merged calls that ended before it */
-    size_t num_pending, cap_pending;
-} fork_parent;
-
-typedef struct lane_chain {
-    int64_t lane;
-    key chain;                /* keys of the lane's open kept calls: prefixes */
-} lane_chain;
+#include "stream/graft_stream.h"
 
 struct sp_fork_stream {
+    sp_graft_stream *graft;
     sp_report_tree *tree;
-    int graft;
     sp_fork_keep_fn keep;
     void *keep_ctx;
-    /* per call id: how many calls name it their fork parent (255: many);
-     * a fork parent is kept from its entry until it has exited and its
-     * forked calls have used it */
-    uint8_t *refs;
-    uint64_t limit;           /* call ids below it */
-    uint64_t num_parent_ids, parents_seen;
-    pair_map parent_of;       /* fork parent id -> index in parents */
-    fork_parent *parents;
-    size_t num_parents, cap_parents;
-    size_t *free_parents;     /* indices free for reuse */
-    size_t num_free;
-    pair_map lane_ns;         /* (node, own lane) -> merged time */
-    lane_chain *lanes;
-    size_t num_lanes, cached_lane;
-    key *node_key;            /* per node: its first call's preorder key */
-    size_t cap_keys;
-    int64_t seq;              /* calls entered: reconstruction order */
-    int fell_back;
-    char why[256];
+    const sp_report_call_hook *hook; /* sp_fork_stream_open_hook */
+    size_t num_nodes;                /* the finished tree's */
+    sp_fork_also also;               /* .enter NULL: none */
 };
 
-static int fall_back(sp_fork_stream *fs, const char *why)
+static int sink_keep(void *ctx, const sp_stream_call *call)
 {
-    fs->fell_back = 1;
-    snprintf(fs->why, sizeof fs->why, "%s", why);
-    return -1;
+    sp_fork_stream *fs = ctx;
+    return fs->keep(fs->keep_ctx, call);
 }
 
-static fork_parent *parent_entry(const sp_fork_stream *fs, int64_t id)
+static int64_t sink_node(void *ctx, int64_t parent, const sp_stream_call *call)
 {
-    int64_t *ix = id >= 0 ? map_find(&fs->parent_of, id, 0) : NULL;
-    return ix ? &fs->parents[*ix] : NULL;
+    sp_fork_stream *fs = ctx;
+    return sp_report_tree_node(fs->tree, parent, call->region);
 }
 
-/* A new entry for fork parent `id`; NULL out of memory. */
-static fork_parent *add_parent(sp_fork_stream *fs, int64_t id)
+static int sink_enter(void *ctx, const sp_stream_call *call, int64_t node)
 {
-    size_t ix;
-    if (fs->num_free) {
-        ix = fs->free_parents[--fs->num_free];
-    } else {
-        if (fs->num_parents == fs->cap_parents) {
-            size_t cap = fs->cap_parents ? fs->cap_parents * 2 : 16;
-            fork_parent *grown = realloc(fs->parents, cap * sizeof *grown);
-            size_t *free_grown = realloc(fs->free_parents, cap * sizeof *free_grown);
-            if (grown)
-                fs->parents = grown;
-            if (free_grown)
-                fs->free_parents = free_grown;
-            if (!grown || !free_grown)
-                return NULL;
-            fs->cap_parents = cap;
-        }
-        ix = fs->num_parents++;
-    }
-    if (!map_get(&fs->parent_of, id, 0, (int64_t)ix)) {
-        fs->free_parents[fs->num_free++] = ix;
-        return NULL;
-    }
-    fork_parent *f = &fs->parents[ix];
-    memset(f, 0, sizeof *f);
-    f->id = id;
-    return f;
+    sp_fork_stream *fs = ctx;
+    (void)node;
+    return fs->also.enter(fs->also.ctx, call);
 }
 
-static void drop_parent(sp_fork_stream *fs, fork_parent *f)
+static int sink_exit(void *ctx, const sp_stream_call *call, int64_t node)
 {
-    free(f->chain.at);
-    free(f->pending);
-    map_remove(&fs->parent_of, f->id, 0);
-    fs->free_parents[fs->num_free++] = (size_t)(f - fs->parents);
-    memset(f, 0, sizeof *f);
+    sp_fork_stream *fs = ctx;
+    sp_report_node_add_call(&fs->tree->nodes[node], call->end - call->start, call->exclusive);
+    return fs->also.exit ? fs->also.exit(fs->also.ctx, call) : 0;
 }
 
-/* A forked call is done with its fork parent. */
-static void release(sp_fork_stream *fs, fork_parent *f)
+static void sink_barrier(void *ctx, int64_t node, int64_t ns)
 {
-    uint8_t *r = &fs->refs[f->id];
-    if (*r > 0 && *r < 255)
-        (*r)--;
-    if (*r == 0 && f->exited)
-        drop_parent(fs, f);
+    sp_fork_stream *fs = ctx;
+    fs->tree->nodes[node].fork_barrier += ns;
+}
+
+static void sink_lane_time(void *ctx, int64_t node, int64_t ns)
+{
+    sp_fork_stream *fs = ctx;
+    sp_report_node *nd = &fs->tree->nodes[node];
+    nd->fork_lanes++;
+    nd->fork_lane_total += ns;
+    if (ns > nd->fork_lane_max)
+        nd->fork_lane_max = ns;
 }
 
 int sp_fork_stream_open(sp_fork_stream **out, const sp_run_source *src, uint32_t rank,
                         long file, int graft, sp_report_tree *tree, sp_fork_keep_fn keep,
-                        void *keep_ctx, char *why, size_t whylen)
+                        void *keep_ctx, const sp_fork_also *also, char *why, size_t whylen)
 {
     *out = NULL;
-    const sp_h5_event_shape *shape = &src->shapes[file];
-    /* without stored parent ids the in-memory path numbers the calls
-     * itself (rank_calls.c), and fork parent ids name those numbers */
-    if (!shape->has[SP_H5_COL_CALL] || !shape->has[SP_H5_COL_PARENT]) {
-        snprintf(why, whylen, "fork edges without stored call and parent ids");
-        return 1;
-    }
     sp_fork_stream *fs = calloc(1, sizeof *fs);
     if (!fs)
         return -1;
-    fs->tree = tree;
-    fs->graft = graft;
-    fs->keep = keep;
-    fs->keep_ctx = keep_ctx;
-    /* ids are 0..n-1 in the files we and the Python package write */
-    fs->limit = shape->num_events + 1024;
-    fs->refs = calloc(fs->limit, 1);
-    char err[1024];
-    sp_h5_event_reader *r = fs->refs ? sp_h5_event_reader_open(src->paths[file], shape,
-                                                               (size_t)4 << 20, err, sizeof err)
-                                     : NULL;
-    int64_t *forks = r ? malloc(READ_WINDOW * sizeof *forks) : NULL;
-    int rc = !fs->refs ? -1 : !r ? 1 : forks ? 0 : -1;
-    if (fs->refs && !r)
-        snprintf(why, whylen, "%s", err);
-    const sp_profile *p = src->profile;
-    for (size_t row = 0; rc == 0 && row < p->num_rows; row++) {
-        const sp_row *w = &p->rows[row];
-        if (w->rank != rank || src->row_file[row] != (size_t)file)
-            continue;
-        for (uint64_t j = 0; rc == 0 && j < w->count; j += READ_WINDOW) {
-            size_t n = w->count - j < READ_WINDOW ? (size_t)(w->count - j) : READ_WINDOW;
-            if (sp_h5_event_reader_read(r, SP_H5_COL_FORK, w->offset + j, n, forks)) {
-                snprintf(why, whylen, "events/fork_parent_ids does not read");
-                rc = 1;
-            }
-            for (size_t k = 0; rc == 0 && k < n; k++) {
-                int64_t v = forks[k];
-                if (v == -1)
-                    continue;
-                if (v < 0 || (uint64_t)v >= fs->limit) {
-                    snprintf(why, whylen, "fork parent ids beyond the stream's call id table");
-                    rc = 1;
-                } else {
-                    fs->num_parent_ids += fs->refs[v] == 0;
-                    if (fs->refs[v] < 255)
-                        fs->refs[v]++;
-                }
-            }
-        }
-    }
-    free(forks);
-    sp_h5_event_reader_close(r);
+    *fs = (sp_fork_stream){NULL, tree, keep, keep_ctx, NULL, 0,
+                           also ? *also : (sp_fork_also){NULL, NULL, NULL}};
+    sp_graft_sink sink = {sink_keep,    sink_node,      fs->also.enter ? sink_enter : NULL,
+                          sink_exit,    sink_barrier,   sink_lane_time,
+                          NULL,         NULL,           fs};
+    int rc = sp_graft_stream_open(&fs->graft, src, rank, file, graft, &sink, why, whylen);
     if (rc != 0) {
-        if (rc < 0)
-            snprintf(why, whylen, "out of memory");
-        sp_fork_stream_free(fs);
+        free(fs);
         return rc;
     }
     *out = fs;
     return 0;
 }
 
-static lane_chain *lane_of(sp_fork_stream *fs, int64_t lane)
-{
-    if (fs->cached_lane < fs->num_lanes && fs->lanes[fs->cached_lane].lane == lane)
-        return &fs->lanes[fs->cached_lane];
-    for (size_t k = 0; k < fs->num_lanes; k++)
-        if (fs->lanes[k].lane == lane) {
-            fs->cached_lane = k;
-            return &fs->lanes[k];
-        }
-    lane_chain *grown = realloc(fs->lanes, (fs->num_lanes + 1) * sizeof *grown);
-    if (!grown)
-        return NULL;
-    fs->lanes = grown;
-    fs->cached_lane = fs->num_lanes;
-    grown[fs->num_lanes] = (lane_chain){lane, {NULL, 0, 0}};
-    return &grown[fs->num_lanes++];
-}
+/* ---- the calls once more, to a per-call hook ------------------------------ */
 
-/* Room for `len` values in a chain (its values kept). */
-static int chain_room(key *k, uint32_t len)
-{
-    if (len <= k->cap)
-        return 0;
-    uint32_t cap = k->cap ? k->cap : 16;
-    while (cap < len)
-        cap *= 2;
-    int64_t *grown = realloc(k->at, cap * sizeof *grown);
-    if (!grown)
-        return -1;
-    k->at = grown;
-    k->cap = cap;
-    return 0;
-}
-
-/* The node's first call in preorder is this one if its key is smaller. */
-static int note_key(sp_fork_stream *fs, int64_t node, const int64_t *at, uint32_t len)
-{
-    if ((size_t)node >= fs->cap_keys) {
-        size_t cap = fs->cap_keys ? fs->cap_keys * 2 : 64;
-        while (cap <= (size_t)node)
-            cap *= 2;
-        key *grown = realloc(fs->node_key, cap * sizeof *grown);
-        if (!grown)
-            return -1;
-        memset(grown + fs->cap_keys, 0, (cap - fs->cap_keys) * sizeof *grown);
-        fs->node_key = grown;
-        fs->cap_keys = cap;
-    }
-    key *k = &fs->node_key[node];
-    if (k->len && key_cmp(at, len, k->at, k->len) >= 0)
-        return 0;
-    return key_set(k, at, len);
-}
-
-static int fork_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
+/* The finished tree's node: every node is there already. */
+static int64_t hook_node(void *ctx, int64_t parent, const sp_stream_call *call)
 {
     sp_fork_stream *fs = ctx;
-    fork_parent *self = NULL;
-    if (call->call_id >= 0 && (uint64_t)call->call_id < fs->limit && fs->refs[call->call_id]) {
-        if (map_find(&fs->parent_of, call->call_id, 0))
-            return fall_back(fs, "a fork parent's call id twice");
-        if (!(self = add_parent(fs, call->call_id)))
-            return -1;
-        fs->parents_seen++;
-    }
-    int64_t seq = fs->seq++;
-    fork_parent *f = NULL;
-    int64_t fid = call->fork_parent_id;
-    if (fid >= 0 && fid != call->call_id) {
-        int64_t *ix = map_find(&fs->parent_of, fid, 0);
-        if (!ix)
-            return fall_back(fs, "a call starts before the call it was forked from");
-        f = &fs->parents[*ix];
-    }
-    int keep = fs->keep(fs->keep_ctx, call);
-    if (self && !keep)
-        self->exited = 1; /* never grafted under: done once its forked calls are */
-    /* grafted: a kept root of its lane whose fork parent is kept */
-    int grafted = f && keep && parent < 0 && fs->graft && f->kept;
-    if (f && !grafted)
-        release(fs, f);
-    if (!keep) {
-        *user = parent;
-        return 0;
-    }
-    /* self may have moved (add_parent grows the array): look it up again */
-    self = self ? &fs->parents[*map_find(&fs->parent_of, call->call_id, 0)] : NULL;
-    if (f)
-        f = grafted ? &fs->parents[*map_find(&fs->parent_of, fid, 0)] : NULL;
-    lane_chain *lane = lane_of(fs, call->lane);
-    if (!lane)
-        return -1;
-    int64_t node;
-    uint32_t prefix;
-    int merged = 0;
-    if (parent >= 0) {
-        prefix = (uint32_t)(parent >> 32 & LEN_MASK);
-        node = sp_report_tree_node(fs->tree, parent & NODE_MASK, call->region);
-    } else if (f) {
-        merged = f->region == call->region;
-        prefix = merged ? f->chain.len - 1 : f->chain.len;
-        if (chain_room(&lane->chain, prefix + 1) != 0)
-            return -1;
-        memcpy(lane->chain.at, f->chain.at, prefix * sizeof *f->chain.at);
-        node = merged ? f->node : sp_report_tree_node(fs->tree, f->node, call->region);
-        if (!merged)
-            release(fs, f); /* a merged call needs it until its exit */
-    } else {
-        prefix = 0;
-        node = sp_report_tree_node(fs->tree, -1, call->region);
-    }
-    if (node < 0 || chain_room(&lane->chain, prefix + 1) != 0)
-        return -1;
-    if (node > 0x7fffffff || prefix + 1 > LEN_MASK)
-        return fall_back(fs, "too many call paths or too deep to stream with fork edges");
-    lane->chain.at[prefix] = seq;
-    uint32_t len = prefix + 1;
-    if (note_key(fs, node, lane->chain.at, len) != 0)
-        return -1;
-    if (self) {
-        self->kept = 1;
-        self->region = call->region;
-        self->node = node;
-        if (key_set(&self->chain, lane->chain.at, len) != 0)
-            return -1;
-    }
-    *user = node | (int64_t)len << 32 | (merged ? MERGED_BIT : 0);
-    return 1;
+    int64_t node = sp_report_tree_node(fs->tree, parent, call->region);
+    return fs->tree->num_nodes == fs->num_nodes ? node : -1;
 }
 
-static int add_lane_time(sp_fork_stream *fs, int64_t node, int64_t lane, int64_t ns)
-{
-    int64_t *sum = map_get(&fs->lane_ns, node, lane, 0);
-    if (!sum)
-        return -1;
-    *sum += ns;
-    return 0;
-}
-
-static int fork_exit(void *ctx, const sp_stream_call *call, int64_t user)
+static int hook_enter(void *ctx, const sp_stream_call *call, int64_t node)
 {
     sp_fork_stream *fs = ctx;
-    int64_t node = user & NODE_MASK;
-    int64_t duration = call->end - call->start;
-    sp_report_node_add_call(&fs->tree->nodes[node], duration, call->exclusive);
-    if (user & MERGED_BIT) {
-        /* a worker's call merged into its encountering thread's call */
-        fork_parent *f = parent_entry(fs, call->fork_parent_id);
-        if (add_lane_time(fs, node, call->lane, duration) != 0)
-            return -1;
-        if (f->exited) {
-            if (f->end - call->end > 0)
-                fs->tree->nodes[f->node].fork_barrier += f->end - call->end;
-            if (!f->counted && add_lane_time(fs, f->node, f->lane, f->duration) != 0)
-                return -1;
-            f->counted = 1;
-        } else {
-            if (f->num_pending == f->cap_pending) {
-                size_t cap = f->cap_pending ? f->cap_pending * 2 : 4;
-                int64_t *grown = realloc(f->pending, cap * sizeof *grown);
-                if (!grown)
-                    return -1;
-                f->pending = grown;
-                f->cap_pending = cap;
-            }
-            f->pending[f->num_pending++] = call->end;
-            f->has_merged = 1;
-        }
-        release(fs, f);
-    }
-    fork_parent *self = parent_entry(fs, call->call_id);
-    if (self && self->kept) {
-        self->exited = 1;
-        self->end = call->end;
-        self->duration = duration;
-        self->lane = call->lane;
-        for (size_t k = 0; k < self->num_pending; k++)
-            if (self->end - self->pending[k] > 0)
-                fs->tree->nodes[self->node].fork_barrier += self->end - self->pending[k];
-        free(self->pending);
-        self->pending = NULL;
-        self->num_pending = self->cap_pending = 0;
-        if (self->has_merged && !self->counted) {
-            if (add_lane_time(fs, self->node, self->lane, self->duration) != 0)
-                return -1;
-            self->counted = 1;
-        }
-        if (fs->refs[self->id] == 0)
-            drop_parent(fs, self);
-    }
+    return fs->hook->call(fs->hook->ctx, call, fs->tree, node, 0) ? -1 : 0;
+}
+
+static int hook_exit(void *ctx, const sp_stream_call *call, int64_t node)
+{
+    sp_fork_stream *fs = ctx;
+    return fs->hook->call(fs->hook->ctx, call, fs->tree, node, 1) ? -1 : 0;
+}
+
+static int hook_ignore_exit(void *ctx, const sp_stream_call *call, int64_t node)
+{
+    (void)ctx;
+    (void)call;
+    (void)node;
     return 0;
+}
+
+int sp_fork_stream_open_hook(sp_fork_stream **out, const sp_run_source *src, uint32_t rank,
+                             long file, int graft, sp_report_tree *tree, sp_fork_keep_fn keep,
+                             void *keep_ctx, const sp_report_call_hook *hook, int grafted,
+                             char *why, size_t whylen)
+{
+    *out = NULL;
+    sp_fork_stream *fs = calloc(1, sizeof *fs);
+    if (!fs)
+        return -1;
+    *fs = (sp_fork_stream){NULL, tree, keep, keep_ctx, hook, tree->num_nodes,
+                           (sp_fork_also){NULL, NULL, NULL}};
+    /* grafted: the entries in preorder (each exit after its entry); else
+     * as they stream (the reconstruction order) */
+    sp_graft_sink sink = {sink_keep,
+                          hook_node,
+                          grafted ? NULL : hook_enter,
+                          grafted ? hook_ignore_exit : hook_exit,
+                          NULL,
+                          NULL,
+                          grafted ? hook_enter : NULL,
+                          grafted ? hook_exit : NULL,
+                          fs};
+    int rc = sp_graft_stream_open(&fs->graft, src, rank, file, graft, &sink, why, whylen);
+    if (rc != 0) {
+        free(fs);
+        return rc;
+    }
+    *out = fs;
+    return 0;
+}
+
+int sp_fork_stream_grafted(const sp_fork_stream *fs)
+{
+    return sp_graft_stream_grafted(fs->graft);
 }
 
 sp_call_visitor sp_fork_stream_visitor(sp_fork_stream *fs)
 {
-    return (sp_call_visitor){fork_enter, fork_exit, fs};
-}
-
-static int by_key(const void *a, const void *b, void *ctx)
-{
-    const key *keys = ctx;
-    const key *x = &keys[*(const int64_t *)a], *y = &keys[*(const int64_t *)b];
-    return key_cmp(x->at, x->len, y->at, y->len);
+    return sp_graft_stream_visitor(fs->graft);
 }
 
 /* Nodes renumbered by their first call in preorder: the in-memory order. */
 static int renumber(sp_fork_stream *fs)
 {
     sp_report_tree *tree = fs->tree;
-    size_t n = tree->num_nodes;
+    size_t n = tree->num_nodes, num_order;
     if (n == 0)
         return 0;
-    int64_t *order = malloc(n * sizeof *order), *map = malloc(n * sizeof *map);
+    int64_t *order, *map = malloc(n * sizeof *map);
+    if (sp_graft_stream_order(fs->graft, &order, &num_order) != 0 || num_order != n) {
+        free(order);
+        free(map);
+        return -1;
+    }
     sp_report_tree fresh;
     int rc = order && map ? sp_report_tree_init(&fresh, tree->rank, tree->lane) : -1;
     if (rc != 0) {
@@ -552,9 +177,6 @@ static int renumber(sp_fork_stream *fs)
         free(map);
         return -1;
     }
-    for (size_t k = 0; k < n; k++)
-        order[k] = (int64_t)k;
-    qsort_r(order, n, sizeof *order, by_key, fs->node_key);
     for (size_t k = 0; rc == 0 && k < n; k++) {
         const sp_report_node *old = &tree->nodes[order[k]];
         /* a parent's key is a prefix of its first child call's: earlier */
@@ -590,52 +212,23 @@ static int renumber(sp_fork_stream *fs)
 
 int sp_fork_stream_finish(sp_fork_stream *fs, char *why, size_t whylen)
 {
-    if (fs->parents_seen != fs->num_parent_ids) {
-        snprintf(why, whylen, "a fork parent id is no call of its rank");
-        return 1;
-    }
-    const pair_map *m = &fs->lane_ns;
-    for (size_t s = 0; m->mask && s <= m->mask; s++) {
-        if (m->a[s] == INT64_MIN)
-            continue;
-        sp_report_node *node = &fs->tree->nodes[m->a[s]];
-        node->fork_lanes++;
-        node->fork_lane_total += m->v[s];
-        if (m->v[s] > node->fork_lane_max)
-            node->fork_lane_max = m->v[s];
-    }
-    if (renumber(fs) != 0) {
+    int rc = sp_graft_stream_finish(fs->graft, why, whylen);
+    if (rc == 0 && !fs->hook && renumber(fs) != 0) {
         snprintf(why, whylen, "out of memory while building the report");
         return -1;
     }
-    return 0;
+    return rc;
 }
 
 int sp_fork_stream_fell_back(const sp_fork_stream *fs, char *why, size_t whylen)
 {
-    if (fs->fell_back)
-        snprintf(why, whylen, "%s", fs->why);
-    return fs->fell_back;
+    return sp_graft_stream_fell_back(fs->graft, why, whylen);
 }
 
 void sp_fork_stream_free(sp_fork_stream *fs)
 {
     if (!fs)
         return;
-    free(fs->refs);
-    free(fs->free_parents);
-    map_free(&fs->parent_of);
-    map_free(&fs->lane_ns);
-    for (size_t k = 0; k < fs->num_parents; k++) {
-        free(fs->parents[k].chain.at);
-        free(fs->parents[k].pending);
-    }
-    free(fs->parents);
-    for (size_t k = 0; k < fs->num_lanes; k++)
-        free(fs->lanes[k].chain.at);
-    free(fs->lanes);
-    for (size_t k = 0; k < fs->cap_keys; k++)
-        free(fs->node_key[k].at);
-    free(fs->node_key);
+    sp_graft_stream_free(fs->graft);
     free(fs);
 }

@@ -24,6 +24,14 @@ typedef struct lane_kept {
     int keep;
 } lane_kept;
 
+/* bare --lanes on a rank with fork edges: a lane's open kept calls, their
+ * nodes in its lane tree */
+typedef struct lane_open {
+    int64_t lane;
+    int64_t *nodes;
+    size_t n, cap;
+} lane_open;
+
 typedef struct stream_ctx {
     const sp_run_source *src;
     const sp_selection *sel;
@@ -51,6 +59,8 @@ typedef struct stream_ctx {
     int per_lane;
     sp_report_tree *lane_trees;
     size_t num_lane_trees, cached_lane_tree;
+    lane_open *open;
+    size_t num_open;
     const sp_report_call_hook *hook; /* options.call_hook */
     sp_report_jobs jobs;      /* worker processes (--jobs), count <= 1: none */
     int jobs_started;
@@ -110,8 +120,65 @@ static sp_report_tree *lane_tree(stream_ctx *c, int64_t lane)
     return &grown[c->num_lane_trees++];
 }
 
+/* The open kept calls of a lane (bare --lanes, fork edges); NULL out of
+ * memory. */
+static lane_open *open_of(stream_ctx *c, int64_t lane)
+{
+    for (size_t k = 0; k < c->num_open; k++)
+        if (c->open[k].lane == lane)
+            return &c->open[k];
+    lane_open *grown = realloc(c->open, (c->num_open + 1) * sizeof *grown);
+    if (!grown)
+        return NULL;
+    c->open = grown;
+    grown[c->num_open] = (lane_open){lane, NULL, 0, 0};
+    return &grown[c->num_open++];
+}
+
+/* A kept call of a rank with fork edges in its lane's tree: under the
+ * lane's innermost open kept call, as the stream hangs it (lane trees do
+ * not graft). */
+static int lane_call_enter(void *ctx, const sp_stream_call *call)
+{
+    stream_ctx *c = ctx;
+    sp_report_tree *tree = lane_tree(c, call->lane);
+    lane_open *o = tree ? open_of(c, call->lane) : NULL;
+    if (!o)
+        return -1;
+    int64_t node = sp_report_tree_node(tree, o->n ? o->nodes[o->n - 1] : -1, call->region);
+    if (node < 0)
+        return -1;
+    if (o->n == o->cap) {
+        size_t cap = o->cap ? 2 * o->cap : 16;
+        int64_t *grown = realloc(o->nodes, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        o->nodes = grown;
+        o->cap = cap;
+    }
+    o->nodes[o->n++] = node;
+    return 0;
+}
+
+static int lane_call_exit(void *ctx, const sp_stream_call *call)
+{
+    stream_ctx *c = ctx;
+    sp_report_tree *tree = lane_tree(c, call->lane);
+    lane_open *o = tree ? open_of(c, call->lane) : NULL;
+    if (!o || !o->n)
+        return -1;
+    sp_report_node_add_call(&tree->nodes[o->nodes[--o->n]], call->end - call->start,
+                            call->exclusive);
+    return 0;
+}
+
 static void lane_trees_free(stream_ctx *c)
 {
+    for (size_t k = 0; k < c->num_open; k++)
+        free(c->open[k].nodes);
+    free(c->open);
+    c->open = NULL;
+    c->num_open = 0;
     for (size_t k = 0; k < c->num_lane_trees; k++)
         sp_report_tree_free(&c->lane_trees[k]);
     free(c->lane_trees);
@@ -269,22 +336,49 @@ static int rank_tree_from_file(stream_ctx *c, sp_report *report, const sp_report
     return rc;
 }
 
+/* A rank with fork edges and a per-call hook without rank_apart (diff,
+ * check): the rank streamed once more, its calls handed to the hook grafted,
+ * in the in-memory path's order (report_fork_stream.c).  0; 1 when the
+ * stream doubts what it has begun to hand over (why set: the whole build
+ * falls back, not this rank alone); -1 the hook failed. */
+static int hook_pass(stream_ctx *c, const sp_report_options *opt, uint32_t rank, long file,
+                     sp_report_tree *tree, int grafted, char *why, size_t whylen)
+{
+    const sp_report_call_hook *hook = c->hook;
+    if (hook->rank_begin(hook->ctx, rank) != 0)
+        return -1;
+    c->num_lanes = 0;
+    sp_fork_stream *fs = NULL;
+    int rc = sp_fork_stream_open_hook(&fs, c->src, rank, file, sp_selection_grafts(opt->selection),
+                                      tree, keeps_call, c, hook, grafted, why, whylen);
+    if (rc == 0) {
+        sp_call_visitor visitor = sp_fork_stream_visitor(fs);
+        sp_stream_options so = {NULL, NULL, 0};
+        sp_rank_stream_info info;
+        rc = sp_stream_rank_forks(c->src, rank, c->offset, &visitor, &so, &info, why, whylen);
+        sp_rank_stream_info_free(&info);
+        if (rc < 0 && sp_fork_stream_fell_back(fs, why, whylen))
+            rc = 1; /* too many calls waiting: the whole build falls back */
+        else if (rc == 0)
+            rc = sp_fork_stream_finish(fs, why, whylen);
+    }
+    sp_fork_stream_free(fs);
+    if (rc == 0 && hook->rank_end(hook->ctx, rank) != 0)
+        rc = -1;
+    return rc == 0 ? 0 : rc > 0 ? 1 : -1;
+}
+
 /* A rank of a file with fork edges: streamed, its forked work grafted on the
- * way (report_fork_stream.c); with bare --lanes, a per-call hook (its
- * on_rank wants the grafted calls whole) or --from/--to (the run's origin),
- * or whatever the graft on the stream doubts, the file is read in memory as
+ * way (report_fork_stream.c), then the hook's pass (hook_pass, or the
+ * caller's rank_apart), bare --lanes' lane trees beside; whatever the
+ * graft on the stream doubts, the file is read in memory as
  * before (rank_tree_from_file).  0, 1 (fall back, why set), -1 failure. */
 static int rank_with_forks(stream_ctx *c, sp_report *report, const sp_report_options *opt,
                            uint32_t rank, long file, sp_rank_result *out, sp_rank_extra *extra,
                            char *why, size_t whylen)
 {
     char doubt[256] = "";
-    if (c->per_lane)
-        snprintf(doubt, sizeof doubt, "per-lane trees (--lanes)");
-    else if (c->hook)
-        snprintf(doubt, sizeof doubt, "a per-call hook");
-    else if (c->window)
-        snprintf(doubt, sizeof doubt, "--from / --to");
+    const sp_report_call_hook *hook = c->hook;
     int rc = 1;
     sp_rank_stream_info info;
     memset(&info, 0, sizeof info);
@@ -296,13 +390,20 @@ static int rank_with_forks(stream_ctx *c, sp_report *report, const sp_report_opt
         out->has_tree = 1;
         c->rank = rank;
         c->num_lanes = 0;
+        c->clip_lo = INT64_MAX;
+        c->clip_hi = INT64_MIN;
         sp_fork_stream *fs = NULL;
+        /* bare --lanes: each lane's tree beside, from the calls as they
+         * stream (report.c adds them before the graft) */
+        sp_fork_also lanes = {lane_call_enter, lane_call_exit, c};
         rc = sp_fork_stream_open(&fs, c->src, rank, file, sp_selection_grafts(opt->selection),
-                                 &out->tree, keeps_call, c, doubt, sizeof doubt);
+                                 &out->tree, keeps_call, c, c->per_lane ? &lanes : NULL, doubt,
+                                 sizeof doubt);
         if (rc == 0) {
             sp_call_visitor visitor = sp_fork_stream_visitor(fs);
-            /* a crossing or any problem: the file in memory words it */
-            sp_stream_options so = {NULL, NULL, 0};
+            /* a crossing or any problem: the file in memory words it;
+             * --from/--to: the wall cut to the window (on_event) */
+            sp_stream_options so = {c->window ? on_event : NULL, c, 0};
             rc = sp_stream_rank_forks(c->src, rank, c->offset, &visitor, &so, &info, doubt,
                                      sizeof doubt);
             if (rc < 0 && sp_fork_stream_fell_back(fs, doubt, sizeof doubt))
@@ -312,10 +413,39 @@ static int rank_with_forks(stream_ctx *c, sp_report *report, const sp_report_opt
             if (rc == 0)
                 rc = sp_fork_stream_finish(fs, doubt, sizeof doubt);
         }
+        int grafted = rc == 0 && sp_fork_stream_grafted(fs);
         sp_fork_stream_free(fs);
+        /* the hook's pass over the rank: the caller's own (rank_apart, the
+         * HTML page's model), or the calls once more, in the in-memory
+         * path's order; once it has begun, a failure cannot fall back to
+         * the file */
+        int hooked = rc != 0 || !hook ? 0
+                     : hook->rank_apart ? (hook->rank_apart(hook->ctx, rank) ? -1 : 0)
+                                        : hook_pass(c, opt, rank, file, &out->tree, grafted, why,
+                                                    whylen);
+        if (hooked != 0) {
+            sp_rank_stream_info_free(&info);
+            sp_rank_result_free(out);
+            if (hooked < 0)
+                snprintf(why, whylen, "out of memory while building the report");
+            return hooked;
+        }
+        if (rc == 0 && c->per_lane) {
+            /* the report takes them, in the order the in-memory path adds them */
+            if (sp_report_take_lane_trees(report, c->lane_trees, c->num_lane_trees) != 0)
+                rc = -1;
+            free(c->lane_trees);
+            c->lane_trees = NULL;
+            c->num_lane_trees = c->cached_lane_tree = 0;
+        }
+        lane_trees_free(c);
         if (rc == 0) {
             *extra = (sp_rank_extra){info.first_start, info.last_end, info.num_thread_slots,
                                      info.thread_calls, info.thread_busy};
+            if (c->window) {
+                extra->first_start = c->clip_lo;
+                extra->last_end = c->clip_hi;
+            }
             return 0;
         }
         sp_rank_stream_info_free(&info);
@@ -328,7 +458,7 @@ static int rank_with_forks(stream_ctx *c, sp_report *report, const sp_report_opt
     }
     /* For tests and benchmarks (docs/stream.md): the rank read whole. */
     const char *trace = getenv("SCOPEPROF_REPORT_TRACE");
-    if (!c->hook && trace && !strcmp(trace, "1"))
+    if (trace && !strcmp(trace, "1"))
         fprintf(stderr, "scopeprof report: rank %u with fork edges in memory: %s\n", rank,
                 doubt);
     return rank_tree_from_file(c, report, opt, rank, file, out, extra, why, whylen);

@@ -1300,13 +1300,11 @@ Test(cli, report_jobs_give_the_same_output)
     result_free(&r);
 }
 
-/* Files with fork edges (an OpenMP program under the shim): each rank's
- * tree is grafted from its own file read into memory, one file at a time;
- * the output is the in-memory path's. */
 /* Ranks with fork edges stream, grafted on the way (docs/stream.md, "Ranks
  * with fork edges"): the same bytes as in memory on the shim's OpenMP runs
  * (both runtimes; a region, nested teams, tasks, a pthread under a team) and
- * pthreads; bare --lanes still reads the file in memory, and says so. */
+ * pthreads, with filters, --from/--to and bare --lanes (the lane trees
+ * beside, not grafted); export folded and the flame graph too. */
 Test(cli, report_of_fork_edges_equals_in_memory, .timeout = 120)
 {
     static const char *const runs[][3] = {
@@ -1331,7 +1329,7 @@ Test(cli, report_of_fork_edges_equals_in_memory, .timeout = 120)
     static const char *const trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
     static const char *const memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
     for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
-        const char *const variants[][6] = {
+        const char *const variants[][8] = {
             {"report", file[k], NULL},
             {"report", file[k], "--no-graft", NULL},
             {"report", file[k], "--format", "json", NULL},
@@ -1339,22 +1337,38 @@ Test(cli, report_of_fork_edges_equals_in_memory, .timeout = 120)
             {"report", file[k], "--min-duration", "0.000001", NULL},
             {"report", file[k], "--lanes=0", NULL},
             {"report", file[k], "--lanes", NULL},
+            {"report", file[k], "--from", "0.0003", "--to", "0.002", NULL},
+            {"report", file[k], "--to", "0.001", "--format", "json", NULL},
         };
         for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
             result s = run_env(variants[v], trace), m = run_env(variants[v], memory);
             cr_assert_eq(s.status, 0, "%s: %s", file[k], s.err);
-            if (!strcmp(variants[v][2] ? variants[v][2] : "", "--lanes"))
-                cr_expect_str_eq(s.err,
-                                 "scopeprof report: rank 0 with fork edges in memory: per-lane "
-                                 "trees (--lanes)\nscopeprof report: streamed\n",
-                                 "%s", file[k]);
-            else
-                cr_expect_str_eq(s.err, "scopeprof report: streamed\n", "%s variant %zu",
-                                 file[k], v);
+            cr_expect_str_eq(s.err, "scopeprof report: streamed\n", "%s variant %zu", file[k],
+                             v);
             if (v < 2 && k < 5)
                 cr_expect_neq(strstr(s.out, "omp parallel"), NULL, "%s variant %zu:\n%s",
                               file[k], v, s.out);
             cr_expect_str_eq(s.out, m.out, "%s variant %zu", file[k], v);
+            result_free(&s);
+            result_free(&m);
+        }
+        /* export folded and the flame graph graft on the stream too */
+        static const char *const export_trace[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
+        static const char *const export_memory[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
+        /* (without the fork parents nothing is grafted: the in-memory
+         * path keeps the reconstruction order, not the preorder) */
+        const char *const exports[][8] = {
+            {"export", "folded", file[k], "-o", "-", NULL},
+            {"export", "folded", file[k], "--exclude", "omp parallel", "-o", "-", NULL},
+            {"flame", file[k], "-o", "-", NULL},
+        };
+        for (size_t v = 0; v < sizeof exports / sizeof exports[0]; v++) {
+            result s = run_env(exports[v], export_trace), m = run_env(exports[v], export_memory);
+            cr_assert_eq(s.status, 0, "%s: %s", file[k], s.err);
+            cr_expect_str_eq(s.err, v == 2 ? "scopeprof flame: streamed\n"
+                                           : "scopeprof export: streamed\n",
+                             "%s export %zu", file[k], v);
+            cr_expect_str_eq(s.out, m.out, "%s export %zu:\n%s---\n%s", file[k], v, s.out, m.out);
             result_free(&s);
             result_free(&m);
         }
@@ -1418,8 +1432,34 @@ static void write_fork_rank(const char *name, uint32_t rank, int with_parent_ids
     write_profile(name, p);
 }
 
+/* A rank with a fork edge column but no call grafted: "A" on two lanes,
+ * B under the first (at 500 us), C under the second (at 200 us), both
+ * 100 us.  The in-memory path keeps the calls in reconstruction order (C's
+ * node first, so C before B in the tree's tie), not in the preorder that a
+ * graft would give. */
+static void write_ungrafted_rank(const char *name)
+{
+    static const ev evs[] = {
+        {"A", 0, 1000, 0}, {"B", 500, 600, 0}, {"A", 100, 900, 1}, {"C", 200, 300, 1},
+    };
+    sp_profile *p = rank_profile(0, evs, sizeof evs / sizeof evs[0],
+                                 (const char *const[]){"MainThread", "worker", NULL});
+    p->call_ids = malloc(p->num_events * sizeof *p->call_ids);
+    p->fork_parent_ids = malloc(p->num_events * sizeof *p->fork_parent_ids);
+    p->parent_ids = malloc(p->num_events * sizeof *p->parent_ids);
+    cr_assert(p->call_ids && p->fork_parent_ids && p->parent_ids);
+    for (size_t e = 0; e < p->num_events; e++) {
+        p->call_ids[e] = (int64_t)e;
+        p->fork_parent_ids[e] = p->parent_ids[e] = -1;
+    }
+    p->parent_ids[event_at(p, "B", 500)] = (int64_t)event_at(p, "A", 0);
+    p->parent_ids[event_at(p, "C", 200)] = (int64_t)event_at(p, "A", 100);
+    write_profile(name, p);
+}
+
 Test(cli, report_of_fork_edges_keeps_the_in_memory_node_order)
 {
+    write_ungrafted_rank("ungrafted_rank00000.h5");
     write_fork_rank("fork_rank00000.h5", 0, 1);
     write_fork_rank("fork_rank00001.h5", 1, 1);
     /* stored call ids without parent ids: the in-memory path numbers the
@@ -1427,13 +1467,18 @@ Test(cli, report_of_fork_edges_keeps_the_in_memory_node_order)
     write_fork_rank("noparent_rank00000.h5", 0, 0);
     static const char *const trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
     static const char *const memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
-    const char *const variants[][7] = {
+    const char *const variants[][9] = {
         {"report", "fork_rank00000.h5", NULL},
         {"report", "fork_rank00000.h5", "fork_rank00001.h5", "-j", "1", NULL},
         {"report", "fork_rank00000.h5", "fork_rank00001.h5", "-j", "2", NULL},
         {"report", "fork_rank00000.h5", "fork_rank00001.h5", "--format", "json", NULL},
         {"report", "fork_rank00000.h5", "--exclude", "main", NULL},
         {"report", "noparent_rank00000.h5", NULL},
+        {"report", "ungrafted_rank00000.h5", NULL},
+        {"report", "fork_rank00000.h5", "--no-graft", NULL},
+        {"report", "fork_rank00000.h5", "fork_rank00001.h5", "--from", "0.00018", "--to",
+         "0.00052", NULL},
+        {"report", "fork_rank00000.h5", "fork_rank00001.h5", "--lanes", NULL},
     };
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         result s = run_env(variants[v], trace), m = run_env(variants[v], memory);
@@ -1449,6 +1494,63 @@ Test(cli, report_of_fork_edges_keeps_the_in_memory_node_order)
             const char *x = strstr(s.out, "\n    x "), *y = strstr(s.out, "\n    y ");
             cr_expect(x && y && x < y, "x before y (the in-memory tie):\n%s", s.out);
             cr_expect_neq(strstr(s.out, "\n  t "), NULL, "t under main:\n%s", s.out);
+        }
+        if (v == 6) {
+            const char *b = strstr(s.out, "\n  B "), *c = strstr(s.out, "\n  C ");
+            cr_expect(b && c && c < b, "C before B (reconstruction order):\n%s", s.out);
+        }
+        result_free(&s);
+        result_free(&m);
+    }
+}
+
+/* export folded and the flame graph graft ranks with fork edges on the
+ * stream (src/stream/graft_stream.c): the crafted rank above (whose lines
+ * come in the in-memory creation order: x before y), one and two ranks,
+ * with filters, the bytes of the in-memory path, and no rank read whole
+ * (SCOPEPROF_EXPORT_TRACE=1 would say "with fork edges in memory"), with
+ * --from/--to too; a file without stored parent ids still reads the rank
+ * whole. */
+Test(cli, export_of_fork_edges_grafts_on_the_stream)
+{
+    write_fork_rank("fork_rank00000.h5", 0, 1);
+    write_fork_rank("fork_rank00001.h5", 1, 1);
+    write_fork_rank("noparent_rank00000.h5", 0, 0);
+    static const char *const trace[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
+    const char *const variants[][11] = {
+        {"export", "folded", "fork_rank00000.h5", "-o", "-", NULL},
+        {"export", "folded", "fork_rank00000.h5", "fork_rank00001.h5", "-o", "-", NULL},
+        {"export", "folded", "fork_rank00000.h5", "--exclude", "main", "-o", "-", NULL},
+        {"export", "folded", "fork_rank00000.h5", "--exclude", "omp parallel", "-o", "-", NULL},
+        {"export", "folded", "fork_rank00000.h5", "--no-graft", "-o", "-", NULL},
+        {"export", "folded", "fork_rank00000.h5", "--lanes=MainThread", "-o", "-", NULL},
+        {"flame", "fork_rank00000.h5", "fork_rank00001.h5", "-o", "-", NULL},
+        {"flame", "fork_rank00000.h5", "--min-duration", "0.0000002", "-o", "-", NULL},
+        {"export", "folded", "fork_rank00000.h5", "--from", "0.0003", "--to", "0.0006", "-o",
+         "-", NULL},
+        {"flame", "fork_rank00000.h5", "fork_rank00001.h5", "--to", "0.00021", "-o", "-", NULL},
+        {"export", "folded", "noparent_rank00000.h5", "-o", "-", NULL},
+    };
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+        result s = run_env(variants[v], trace), m = run_env(variants[v], memory);
+        cr_assert_eq(s.status, 0, "variant %zu: %s", v, s.err);
+        cr_expect_str_eq(s.out, m.out, "variant %zu", v);
+        int whole = strstr(s.err, "with fork edges in memory") != NULL;
+        cr_expect_eq(whole, v >= 10, "variant %zu: %s", v, s.err);
+        if (v == 10)
+            cr_expect_neq(strstr(s.err, "rank 0 with fork edges in memory: fork edges without "
+                                        "stored call and parent ids\n"),
+                          NULL, "%s", s.err);
+        if (v < 10) {
+            char want[64];
+            snprintf(want, sizeof want, "scopeprof %s: streamed\n", variants[v][0]);
+            cr_expect_str_eq(s.err, want, "variant %zu", v);
+        }
+        if (v == 0) {
+            const char *x = strstr(s.out, "omp parallel;x "), *y = strstr(s.out, "omp parallel;y ");
+            cr_expect(x && y && x < y, "x before y (the in-memory order):\n%s", s.out);
+            cr_expect_neq(strstr(s.out, "main;t;w "), NULL, "t under main:\n%s", s.out);
         }
         result_free(&s);
         result_free(&m);

@@ -269,28 +269,84 @@ Test(cli_compare, diff_falls_back_on_a_rank_that_does_not_nest)
     }
 }
 
-/* Ranks with fork edges (OpenMP recorded by the shim): the streamed report
- * reads such a rank's file alone and hands its grafted calls over whole. */
+/* No rank with fork edges read whole for the graft (the report's trace
+ * would say "with fork edges in memory"). */
+static void expect_grafted_on_the_stream(const char *const *args)
+{
+    static const char *const trace[] = {"SCOPEPROF_DIFF_TRACE=1", "SCOPEPROF_REPORT_TRACE=1",
+                                        NULL};
+    result s = run_env(args, trace);
+    cr_expect_eq(strstr(s.err, "with fork edges in memory"), NULL, "%s %s: %s", args[0],
+                 args[1], s.err);
+    result_free(&s);
+}
+
+/* Ranks with fork edges (OpenMP recorded by the shim: a region, nested
+ * teams): the streamed report grafts them on the stream and hands the
+ * grafted calls to the comparison in the in-memory path's order (the rank
+ * streamed once more, report_stream.c's hook_pass); no file read whole. */
 Test(cli_compare, diff_of_fork_edges_equals_in_memory)
 {
     char program[600];
     snprintf(program, sizeof program, "%s/programs/omp_fork_gomp", TEST_BUILD_DIR);
     static const char *const env[] = {"ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0",
                                       "OMP_NUM_THREADS=2", NULL};
+    static const char *const nested_env[] = {
+        "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0", "OMP_NUM_THREADS=3",
+        "OMP_MAX_ACTIVE_LEVELS=2", "OMP_DYNAMIC=false", NULL};
     result r = run_env((const char *const[]){"run", "-o", "omp", "--", program, NULL}, env);
     cr_assert_eq(r.status, 0, "%s", r.err);
     result_free(&r);
     r = run_env((const char *const[]){"run", "-o", "omp2", "--", program, NULL}, env);
     cr_assert_eq(r.status, 0, "%s", r.err);
     result_free(&r);
-    const char *const variants[][8] = {
+    r = run_env((const char *const[]){"run", "-o", "nested", "--", program, "nested", NULL},
+                nested_env);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    result_free(&r);
+    const char *const variants[][10] = {
         {"diff", "omp_rank00000.h5", "omp2_rank00000.h5", "--format", "json", NULL},
         {"diff", "omp_rank00000.h5", "omp2_rank00000.h5", "--no-graft", "--format", "json",
          NULL},
         {"diff", "omp_rank00000.h5", "omp2_rank00000.h5", "--by-name", NULL},
+        {"diff", "omp_rank00000.h5", "nested_rank00000.h5", "--format", "json", NULL},
+        {"diff", "nested_rank00000.h5", "omp2_rank00000.h5", "--metric", "p95", "--format",
+         "json", NULL},
+        {"diff", "nested_rank00000.h5", "omp_rank00000.h5", "--exclude", "omp parallel",
+         "--format", "json", NULL},
+        {"check", "omp_rank00000.h5", "nested_rank00000.h5", "--max-regression", "1000000",
+         "--metric", "own", NULL},
+        {"flame", "--diff", "omp_rank00000.h5", "nested_rank00000.h5", "-o", "-", NULL},
+        {"diff", "omp_rank00000.h5", "nested_rank00000.h5", "--from", "0.0003", "--to", "0.003",
+         "--format", "json", NULL},
     };
-    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++)
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         expect_same(variants[v], 1);
+        expect_grafted_on_the_stream(variants[v]);
+    }
+}
+
+/* One parallel region holding 1.1 M of the worker's calls: in the in-memory
+ * path's preorder they all come after the encountering thread's region
+ * ends, so the hook's pass would hold them all; past 1 Mi waiting the
+ * stream gives up and the whole run goes to the in-memory path (the hook
+ * has seen part of the rank), which the trace words. */
+Test(cli_compare, diff_of_a_long_parallel_region_falls_back, .timeout = 120)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 %s/fixtures/make_long_parallel_region.py %s 1100000",
+             TEST_SOURCE_DIR, in_dir("long_rank00000.h5"));
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    const char *const args[] = {"diff", "long_rank00000.h5", "long_rank00000.h5", "--format",
+                                "json", NULL};
+    expect_same(args, 0);
+    static const char *const trace[] = {"SCOPEPROF_DIFF_TRACE=1", NULL};
+    result s = run_env(args, trace);
+    cr_expect_neq(strstr(s.err, "in memory: more than 1 Mi grafted calls waiting for an earlier "
+                                "one\n"),
+                  NULL, "%s", s.err);
+    result_free(&s);
 }
 
 /* ---- the HTML report (docs/html-report.md) ---------------------------------- */
@@ -320,6 +376,8 @@ static void expect_same_page(const char *const *args, size_t runs)
     for (const char *p = s.err; (p = strstr(p, "streamed\n")); p++)
         ok++;
     cr_expect(traced == runs && ok == runs, "%s: not streamed:\n%s", what, s.err);
+    /* ranks with fork edges too, none read whole for the graft */
+    cr_expect_eq(strstr(s.err, "with fork edges in memory"), NULL, "%s:\n%s", what, s.err);
     cr_expect(strlen(streamed) > 1000 && !strcmp(streamed, in_memory),
               "%s: the page differs streamed / in memory", what);
     free(streamed);
@@ -370,5 +428,11 @@ Test(cli_compare, html_of_fork_edges_equals_in_memory)
                      1);
     expect_same_page((const char *const[]){"report", "omp_rank00000.h5", "--no-graft", "-o",
                                            "page.html", NULL},
+                     1);
+    expect_same_page((const char *const[]){"report", "omp_rank00000.h5", "--exclude",
+                                           "omp parallel", "-o", "page.html", NULL},
+                     1);
+    expect_same_page((const char *const[]){"report", "omp_rank00000.h5", "--from", "0.0003",
+                                           "--to", "0.003", "-o", "page.html", NULL},
                      1);
 }

@@ -109,3 +109,40 @@ for name, want in (("assemble", "red"), ("smooth", "blue")):
         fail(f"{name}: pixel ({px},{py}) is rgb({r},{g},{bl}), SVG fill {fill}, expected {want}")
     print(f"ok: {name} rendered {want}: rgb({r},{g},{bl}) at ({px},{py})")
 print(f"ok: differential flame graph rendered to {png} ({width}x{h})")
+
+# Runs with fork edges (OpenMP under the shim): the differential graph is
+# grafted on the stream (docs/stream.md, "Ranks with fork edges"), the bytes
+# of the in-memory path, no rank read whole for the graft.
+omp_exe = os.path.join(os.environ["SCOPEPROF_PROGRAMS"], "omp_fork_gomp")
+if os.access(omp_exe, os.X_OK):
+    omp_files = []
+    for name in ("omp-a", "omp-b"):
+        out = os.path.join(d, name)
+        os.mkdir(out)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SCOPE_PROFILER_")}
+        env.update(LD_PRELOAD=os.environ["SCOPEPROF_SHIM"], OMP_NUM_THREADS="3",
+                   SCOPE_PROFILER_OUTPUT=os.path.join(out, "omp"))
+        subprocess.run([omp_exe, "nested"], cwd=out, env=dict(env, OMP_MAX_ACTIVE_LEVELS="2"),
+                       check=True, capture_output=True, timeout=120)
+        omp_files.append(os.path.join(out, "omp_rank00000.h5"))
+    runs = {}
+    for how, extra in (("streamed", {"SCOPEPROF_DIFF_TRACE": "1", "SCOPEPROF_REPORT_TRACE": "1"}),
+                       ("in memory", {"SCOPEPROF_DIFF_IN_MEMORY": "1"})):
+        runs[how] = subprocess.run([os.environ["SCOPEPROF"], "flame", "--diff", *omp_files,
+                                    "-o", "-"], capture_output=True,
+                                   env=dict(os.environ, **extra))
+        if runs[how].returncode != 0:
+            fail(f"flame --diff of the OpenMP runs ({how}): {runs[how].stderr.decode()}")
+    err = runs["streamed"].stderr.decode()
+    if err.count(": streamed\n") != 2 or "with fork edges in memory" in err:
+        fail(f"flame --diff of the OpenMP runs did not stream:\n{err}")
+    if runs["streamed"].stdout != runs["in memory"].stdout:
+        fail("flame --diff of the OpenMP runs: the streamed SVG differs from the in-memory one")
+    names = {g.get("data-n") for g in ET.fromstring(runs["streamed"].stdout).iter(NS + "g")
+             if g.get("class") == "frame"}
+    if "omp parallel" not in names:
+        fail(f"flame --diff of the OpenMP runs: frames {sorted(names)}")
+    print(f"ok: flame --diff of two OpenMP runs streamed, grafted, {len(names)} frames, "
+          "the in-memory bytes")
+else:
+    print("note: omp_fork_gomp not built: the OpenMP part skipped")

@@ -34,6 +34,10 @@ def export(name, files, *options, command=("export", "folded")):
     if not err.endswith(m.stderr.decode()):
         fail(f"{label}: messages differ:\n{err}---\n{m.stderr.decode()}")
     streamed = f"scopeprof {command[0]}: streamed" in err
+    if "with fork edges in memory" in err:
+        if name == "omp":
+            fail(f"{label}: a rank with fork edges was not grafted on the stream:\n{err}")
+        streamed = False
     if streamed:
         STREAMED.add((command[0], name))
     print(f"ok: {' '.join(command)} {label}: the in-memory path's {len(r.stdout)} bytes "

@@ -47,6 +47,8 @@ def page(d, name, files, truth=None, extra=(), **expect):
         fail(f"scopeprof report {name} exited {r.returncode}:\n{r.stdout}{r.stderr}")
     TRACES[name] = [line for line in r.stderr.splitlines()
                     if line.startswith("scopeprof report: html: ")]
+    # a rank with fork edges (the OpenMP run) is grafted on the stream too
+    TRACES[name] += [line for line in r.stderr.splitlines() if "with fork edges in memory" in line]
     in_memory = os.path.join(d, name + ".in-memory.html")
     scopeprof_env = dict(os.environ, SCOPEPROF_REPORT_IN_MEMORY="1")
     m = subprocess.run([common.SCOPEPROF, "report", *files, *extra, "-o", in_memory],

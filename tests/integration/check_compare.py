@@ -3,7 +3,8 @@
 tests/programs/compare_work runs under the shim, some runs with one region
 doing 40 % more work (SCOPEPROF_TEST_SLOWER), and the commands are judged on
 their exit status, their JSON and CSV (parsed) and the differential SVG
-(parsed as XML).
+(parsed as XML); two OpenMP runs (fork edges, nested teams) are compared
+too, grafted on the stream.
 
 Usage: check_compare.py SCOPEPROF SHIM COMPARE_WORK [MPI_REGIONS_MPICH]
 
@@ -328,6 +329,40 @@ with tempfile.TemporaryDirectory() as tmp:
           f"missing run: {r.stderr}")
     r = sp("validate", os.path.join(a[0], "compare_rank00000.h5"))
     check(r.returncode == 0 and r.stdout.startswith("OK "), f"validate: {r.stdout}{r.stderr}")
+
+    # ---- runs with fork edges (OpenMP under the shim, nested teams): the
+    # ranks are grafted on the stream and the comparison gets the grafted
+    # calls in the in-memory order (docs/stream.md): same bytes, no rank
+    # read whole for the graft
+    omp_program = os.path.join(os.path.dirname(program), "omp_fork_gomp")
+    if os.access(omp_program, os.X_OK):
+        omp = []
+        for name in ("omp-a", "omp-b"):
+            d = os.path.join(tmp, name)
+            os.mkdir(d)
+            env = {k: v for k, v in os.environ.items() if not k.startswith("SCOPE_PROFILER_")}
+            first = os.environ.get("SCOPEPROF_TEST_PRELOAD_PREFIX", "")
+            env.update(LD_PRELOAD=first + ":" + shim if first else shim, OMP_NUM_THREADS="3",
+                       OMP_MAX_ACTIVE_LEVELS="2", SCOPE_PROFILER_OUTPUT=os.path.join(d, "omp"))
+            if "SCOPEPROF_TEST_WRITER_NAMESPACE" in os.environ:
+                env["SCOPE_PROFILER_WRITER_NAMESPACE"] = os.environ["SCOPEPROF_TEST_WRITER_NAMESPACE"]
+            out = subprocess.run([omp_program, "nested"], cwd=d, env=env, capture_output=True,
+                                 text=True)
+            assert out.returncode == 0, out.stderr
+            omp.append(os.path.join(d, "omp_rank00000.h5"))
+        for args in (("diff", *omp, "--format", "json"), ("diff", *omp, "--metric", "own"),
+                     ("check", *omp, "--max-regression", "100000"),
+                     ("flame", "--diff", *omp, "-o", os.path.join(tmp, "omp-diff.svg"))):
+            r = sp(*args)
+            check(r.returncode == 0, f"{args}: exit {r.returncode}: {r.stderr}")
+            t = run_sp(args, {"SCOPEPROF_DIFF_TRACE": "1", "SCOPEPROF_REPORT_TRACE": "1"})
+            check("with fork edges in memory" not in t.stderr and
+                  t.stderr.count(": streamed\n") == 2,
+                  f"{args}: not grafted on the stream: {t.stderr}")
+        r = sp("diff", *omp, "--format", "json")
+        check("omp parallel" in r.stdout, f"OpenMP diff without its regions: {r.stdout[:400]}")
+    else:
+        print(f"note: {omp_program} not built: the OpenMP comparison skipped")
 
 # Every run of compare_work is one rank file the stream reads; the MPI runs
 # (MPI columns) go through the in-memory path, which says why.
