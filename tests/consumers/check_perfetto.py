@@ -21,7 +21,7 @@ import subprocess
 import sys
 
 from common import (MPI_CALLS_RANKS, MPI_LAUNCHERS, SCOPEPROF, fail, inputs, lane_names,
-                    mpi_calls_run, scopeprof, workdir)
+                    mpi_calls_run, omp_input, scopeprof, workdir)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROTO_DIR = os.path.join(HERE, "perfetto")
@@ -261,6 +261,24 @@ for name, h5, _ in ALL_INPUTS:
 for must in ("sequential-nostats", "basic-nostats", "threads-nostats"):
     if must not in STREAMED:
         fail(f"{must}: export perfetto did not stream (streamed: {STREAMED})")
+
+# Fork edges (an OpenMP run under the shim): the reader's check of their
+# fork parent ids is made in windows (src/stream/fork_ids_check.c), so the
+# run streams, into a file and to standard output, with the in-memory bytes.
+omp = omp_input(d)
+if omp:
+    for i, options in enumerate(([], ["--include", "outer|work"], ["--lanes=MainThread"],
+                                 ["--min-duration", "0.000001"], ["--exclude", "outer"])):
+        export(f"omp-{i}", omp, os.path.join(d, f"omp-{i}.pftrace"), *options)
+        if f"omp-{i}" not in STREAMED:
+            fail(f"omp {' '.join(options)}: export perfetto did not stream")
+    piped = subprocess.run([SCOPEPROF, "export", "perfetto", *omp, "-o", "-"],
+                           capture_output=True, env=dict(os.environ, SCOPEPROF_EXPORT_TRACE="1"))
+    with open(os.path.join(d, "omp-0.pftrace"), "rb") as f:
+        if piped.returncode or b"scopeprof export: streamed" not in piped.stderr or \
+                piped.stdout != f.read():
+            fail(f"omp: export perfetto -o - did not stream the file's bytes: {piped.stderr!r}")
+    print("ok: omp: fork edges streamed, to a file and to standard output")
 
 # The size bound on a run large enough for headers not to matter: the basic
 # program with 20,000 ticks (outer, 5 inner, fib(10) = 177 calls, ticks).

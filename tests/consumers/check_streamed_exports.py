@@ -195,20 +195,25 @@ for name, files in ALL:
 for fmt in FORMATS:
     # a run with MPI columns streams (speedscope, csv and json show none;
     # chrome's message flows are paired from the ends read first)
+    # fork edges (omp-*) too: their fork parent ids are checked in windows
+    # (src/stream/fork_ids_check.c), not by reading the file whole
     for name in ("synthetic", "threads", "basic", "tasks", "basic-nothreads",
-                 "synthetic-noorigin", "mpi"):
+                 "synthetic-noorigin", "mpi", "omp-region", "omp-task"):
         if name in dict(ALL) and (fmt, name) not in STREAMED:
             fail(f"{name}: export {fmt} did not stream (streamed: {sorted(STREAMED)})")
     to_stdout("synthetic", fmt, synthetic)
     if "threads" in dict(ALL):
         to_stdout("threads", fmt, dict(ALL)["threads"], ["--exclude", "inner"])
+    if "omp-region" in dict(ALL):
+        to_stdout("omp-region", fmt, dict(ALL)["omp-region"])
 # chrome --call-args shows each call's MPI columns: read on the stream too
 if "mpi" in dict(ALL) and not compare("mpi", "chrome", dict(ALL)["mpi"], ["--call-args"]):
     fail("mpi: export chrome --call-args did not stream")
 # perfetto on standard output: every rank checked before the first byte
 # (a pass learning the lanes, which runs without thread ids too)
-for name in ("synthetic", "basic-nothreads", "threads", "basic"):
+for name in ("synthetic", "basic-nothreads", "threads", "basic", "omp-region", "omp-task"):
     if name in dict(ALL):
         to_stdout(name, "perfetto", dict(ALL)[name])
-        to_stdout(name, "perfetto", dict(ALL)[name], ["--include", "solve|inner|work"])
+        if not name.startswith("omp-"):  # (omp-task has none of these)
+            to_stdout(name, "perfetto", dict(ALL)[name], ["--include", "solve|inner|work"])
 print(f"ok: streamed: {sorted(STREAMED)}")
