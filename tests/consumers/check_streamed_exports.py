@@ -176,6 +176,28 @@ for fmt in FORMATS + ("perfetto", "folded"):
     os.unlink(os.path.join(d, f"scattered.{fmt}"))
 os.unlink(scat)
 
+# Every lane of a rank in one writing pass (speedscope, perfetto: the lanes
+# after the first set aside in blocks, full blocks in a temporary file,
+# src/export/lane_spill.c), or one pass per lane when no temporary file can
+# be made (TMPDIR a missing directory): both the in-memory bytes, 16 lanes
+# x 12,500 calls (blocks go to the file and back).
+lanes16 = os.path.join(d, "lanes16.h5")
+subprocess.run(["/usr/bin/python3", os.path.join(os.path.dirname(__file__), "..", "..", "scripts",
+                                                 "bench", "gen_lanes.py"), lanes16, "200000", "16"],
+               check=True)
+for fmt in ("speedscope", "perfetto"):
+    if not compare("lanes16", fmt, [lanes16]):
+        fail(f"lanes16: export {fmt} did not stream")
+    out = os.path.join(d, f"lanes16.{fmt}")
+    r = run(fmt, [lanes16], out + ".per-lane", [], TMPDIR=os.path.join(d, "no-such-dir"))
+    with open(out, "rb") as a, open(out + ".per-lane", "rb") as b:
+        if r.returncode or a.read() != b.read():
+            fail(f"lanes16: export {fmt}, one pass per lane, differs: {r.stderr.decode()}")
+    print(f"ok: lanes16 {fmt}: one writing pass and one pass per lane give the same bytes")
+    os.unlink(out)
+    os.unlink(out + ".per-lane")
+os.unlink(lanes16)
+
 SELECTIONS = (["--include", "solve|setup|inner|job|work"], ["--exclude", "main|outer|session"],
               ["--min-duration", "0.000000002"], ["--lanes=MainThread"], ["--ranks", "1"],
               ["--from", "0.00001", "--to", "0.05"])
