@@ -515,8 +515,8 @@ static void lane_event(stream_pass *p, size_t li, int64_t t, int begin, uint32_t
 {
     if (!p->spill || li == 0)
         slice_event(p->w, t, begin, region, event);
-    else if (sx_lane_spill_put(p->spill, li, t, begin, region, event) != 0)
-        p->w->failed = 1;
+    else
+        sx_lane_spill_put(p->spill, li, t, begin, region, event);
 }
 
 static int push_event(stream_pass *p, size_t li, uint64_t event)
@@ -673,11 +673,32 @@ static int replay_event(void *ctx, int64_t t, int begin, uint32_t region, uint64
     return w->failed;
 }
 
+static int stream_pass_run(stream_pass *p, const sp_run_source *src, uint32_t rank,
+                           const sp_call_visitor *visitor, char *why, size_t whylen);
+
 /* After the rank's one writing pass, its other lanes in order, each from
- * the spill.  0, -1. */
-static int write_spilled_lanes(stream_pass *p)
+ * the spill, or streamed once more on its own when the spill lost it (a
+ * full disk).  0, 1 (why), -1. */
+static int write_spilled_lanes(stream_pass *p, const sp_run_source *src,
+                               const sp_call_visitor *visitor, char *why, size_t whylen)
 {
     for (size_t li = 1; li < p->rank_num_lanes; li++) {
+        if (sx_lane_spill_lost(p->spill, li)) {
+            sx_lane_spill *spill = p->spill;
+            p->spill = NULL;
+            p->target = p->rank_lanes[li];
+            p->lane_index = li;
+            p->lane_started = 0;
+            p->ordinal = 0;
+            p->open_depth = 0;
+            int rc = stream_pass_run(p, src, p->rank, visitor, why, whylen);
+            if (rc == 0 && sx_stacks_close_all(&p->stacks, close_slice, p) != 0)
+                rc = -1;
+            p->spill = spill;
+            if (rc != 0)
+                return rc;
+            continue;
+        }
         if (!p->ls[li].started)
             continue;
         start_lane(p->w, p->rank, li, p->rank_lanes[li], p->ls[li].first);
@@ -858,8 +879,10 @@ int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
             p.ordinal = 0;
             p.open_depth = 0;
             rc = stream_pass_run(&p, src, rank, &visitor, why, whylen);
-            if (rc == 0 && (close_every_lane(&p) != 0 || write_spilled_lanes(&p) != 0))
+            if (rc == 0 && close_every_lane(&p) != 0)
                 rc = -1;
+            if (rc == 0)
+                rc = write_spilled_lanes(&p, src, &visitor, why, whylen);
             if (rc > 0 && check_first)
                 rc = -1; /* checked before: bytes are out */
             for (size_t li = 0; li < rank_num_lanes[k]; li++)

@@ -325,8 +325,10 @@ static size_t ss_lane_index(const speedscope_pass *p, int64_t lane)
  * lane) or set aside (the others, one writing pass for the rank). */
 static int ss_event(speedscope_pass *p, size_t li, int open, uint32_t region, int64_t t)
 {
-    if (p->spill && li > 0)
-        return sx_lane_spill_put(p->spill, li, t, open, region, 0);
+    if (p->spill && li > 0) {
+        sx_lane_spill_put(p->spill, li, t, open, region, 0);
+        return 0;
+    }
     write_event(p->j, open ? "O" : "C", frame_of(p->frames, region, sx_run_row(&p->run, region)),
                 t - p->origin);
     p->events++;
@@ -473,8 +475,19 @@ int sp_export_speedscope_stream(FILE *out, const sp_run_source *src,
             sp_json_end_object(&j);
             for (size_t l = 1; l < lanes[k].n && rc == 0; l++) {
                 ss_begin_lane(&p, src, k, l, index + l, &active);
-                if (sx_lane_spill_replay(p.spill, l, ss_replay_event, &p) != 0)
+                if (sx_lane_spill_lost(p.spill, l)) {
+                    /* the spill lost it (a full disk): streamed on its own */
+                    sx_lane_spill *spill = p.spill;
+                    p.spill = NULL;
+                    p.target = lanes[k].v[l].lane;
+                    p.ordinal = 0;
+                    if (sx_run_pass(&p.run, rank, &visitor, why, whylen) != 0 ||
+                        sx_stacks_close_all(&p.stacks, ss_close_cb, &p) != 0)
+                        rc = -1;
+                    p.spill = spill;
+                } else if (sx_lane_spill_replay(p.spill, l, ss_replay_event, &p) != 0) {
                     rc = -1;
+                }
                 sp_json_end_array(&j);
                 sp_json_end_object(&j);
             }

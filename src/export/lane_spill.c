@@ -16,6 +16,7 @@ typedef struct lane_buf {
     int64_t last_t;              /* times are deltas on the lane */
     uint64_t *offsets;           /* its full blocks in the file */
     size_t num_blocks, cap;
+    int lost;                    /* a block could not be kept: events dropped */
 } lane_buf;
 
 struct sx_lane_spill {
@@ -100,12 +101,30 @@ static uint8_t *put_varint(uint8_t *p, uint64_t v)
     return p;
 }
 
-int sx_lane_spill_put(sx_lane_spill *s, size_t lane, int64_t t, int begin, uint32_t region,
-                      uint64_t event)
+/* The lane's events can no longer be kept: it will be streamed alone. */
+static void lose(lane_buf *b)
+{
+    b->lost = 1;
+    free(b->block);
+    b->block = NULL;
+    b->used = 0;
+}
+
+int sx_lane_spill_lost(const sx_lane_spill *s, size_t lane)
+{
+    return s->lanes[lane].lost;
+}
+
+void sx_lane_spill_put(sx_lane_spill *s, size_t lane, int64_t t, int begin, uint32_t region,
+                       uint64_t event)
 {
     lane_buf *b = &s->lanes[lane];
-    if (!b->block && !(b->block = malloc(s->block_size)))
-        return -1;
+    if (b->lost)
+        return;
+    if (!b->block && !(b->block = malloc(s->block_size))) {
+        lose(b);
+        return;
+    }
     /* zigzag time delta; region with the kind and whether an event follows */
     uint8_t rec[3 * 10], *p = rec;
     uint64_t delta = (uint64_t)t - (uint64_t)b->last_t;
@@ -120,10 +139,11 @@ int sx_lane_spill_put(sx_lane_spill *s, size_t lane, int64_t t, int begin, uint3
         memcpy(b->block + b->used, q, n);
         b->used += n;
         q += n;
-        if (b->used == s->block_size && write_block(s, b) != 0)
-            return -1;
+        if (b->used == s->block_size && write_block(s, b) != 0) {
+            lose(b);
+            return;
+        }
     }
-    return 0;
 }
 
 /* The bytes of one lane, block after block. */

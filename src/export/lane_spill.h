@@ -20,9 +20,13 @@ typedef struct sx_lane_spill sx_lane_spill;
  * out of memory (the caller then makes one pass per lane). */
 sx_lane_spill *sx_lane_spill_open(size_t num_lanes);
 /* One slice event of `lane` (its begin or end at t, the call's region and
- * MPI event).  0, -1 (write failed, out of memory). */
-int sx_lane_spill_put(sx_lane_spill *s, size_t lane, int64_t t, int begin, uint32_t region,
-                      uint64_t event);
+ * MPI event).  When a block cannot be kept (the file cannot grow: a full
+ * disk; out of memory) the lane is lost: its later events are dropped, and
+ * the caller streams that lane once more on its own instead. */
+void sx_lane_spill_put(sx_lane_spill *s, size_t lane, int64_t t, int begin, uint32_t region,
+                       uint64_t event);
+/* Was the lane lost (sx_lane_spill_put)? */
+int sx_lane_spill_lost(const sx_lane_spill *s, size_t lane);
 typedef int (*sx_lane_event_fn)(void *ctx, int64_t t, int begin, uint32_t region,
                                 uint64_t event);
 /* The events of `lane` in the order they were put, to fn (which returns 0,

@@ -194,6 +194,17 @@ for fmt in ("speedscope", "perfetto"):
         if r.returncode or a.read() != b.read():
             fail(f"lanes16: export {fmt}, one pass per lane, differs: {r.stderr.decode()}")
     print(f"ok: lanes16 {fmt}: one writing pass and one pass per lane give the same bytes")
+    # a spill file that cannot grow (a full disk; here a file size limit of
+    # 300 KiB, the export to a pipe, which the limit does not bound): the
+    # lanes whose blocks it cannot take are streamed once more on their
+    # own, the others written from the spill: the same bytes
+    r = subprocess.run(["/bin/sh", "-c", 'trap "" XFSZ; ulimit -f 600; exec "$0" "$@"', SCOPEPROF,
+                        "export", fmt, lanes16, "-o", "-"], capture_output=True)
+    with open(out, "rb") as a:
+        if r.returncode or r.stdout != a.read():
+            fail(f"lanes16: export {fmt} with a spill that cannot grow differs: "
+                 f"{r.stderr.decode()}")
+    print(f"ok: lanes16 {fmt}: a spill that cannot grow, the same bytes")
     os.unlink(out)
     os.unlink(out + ".per-lane")
 os.unlink(lanes16)
