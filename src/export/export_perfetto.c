@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lane_spill.h"
 #include "mpi_flows.h"
 #include "protobuf_writer.h"
 #include "stream_calls.h"
@@ -477,7 +478,70 @@ typedef struct stream_pass {
      * keeps calls of one lane only, so they close last in, first out) */
     uint64_t *open_event;
     size_t open_depth, open_cap;
+    /* One writing pass for every lane of a rank (lane_spill.h): the first
+     * lane is written as it streams, the others' slice events set aside
+     * and written after it, lane by lane; NULL: one pass per lane. */
+    sx_lane_spill *spill;
+    const int64_t *rank_lanes;   /* the rank's lanes, ascending (lane index) */
+    size_t rank_num_lanes;
+    size_t closing;              /* lane index of the calls being closed */
+    struct lane_state *ls;       /* per lane index */
 } stream_pass;
+
+typedef struct lane_state {
+    int started;
+    int64_t first;               /* its first kept call's start (ns after the origin) */
+    uint64_t *open_event;        /* as stream_pass.open_event, for this lane */
+    size_t open_depth, open_cap;
+} lane_state;
+
+static size_t lane_index_of(const stream_pass *p, int64_t lane)
+{
+    size_t lo = 0, hi = p->rank_num_lanes;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (p->rank_lanes[mid] < lane)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* A slice event of lane index li: written (the pass's own lane), or set
+ * aside (the others, one writing pass for the rank). */
+static void lane_event(stream_pass *p, size_t li, int64_t t, int begin, uint32_t region,
+                       uint64_t event)
+{
+    if (!p->spill || li == 0)
+        slice_event(p->w, t, begin, region, event);
+    else
+        sx_lane_spill_put(p->spill, li, t, begin, region, event);
+}
+
+static int push_event(stream_pass *p, size_t li, uint64_t event)
+{
+    uint64_t **v = p->spill ? &p->ls[li].open_event : &p->open_event;
+    size_t *depth = p->spill ? &p->ls[li].open_depth : &p->open_depth;
+    size_t *cap = p->spill ? &p->ls[li].open_cap : &p->open_cap;
+    if (*depth == *cap) {
+        size_t grown_cap = *cap ? 2 * *cap : 64;
+        uint64_t *grown = realloc(*v, grown_cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        *v = grown;
+        *cap = grown_cap;
+    }
+    (*v)[(*depth)++] = event;
+    return 0;
+}
+
+static uint64_t pop_event(stream_pass *p, size_t li)
+{
+    if (p->spill)
+        return p->ls[li].open_depth ? p->ls[li].open_event[--p->ls[li].open_depth] : 0;
+    return p->open_depth ? p->open_event[--p->open_depth] : 0;
+}
 
 /* The call's event as the in-memory run numbers it (its MPI flows). */
 static uint64_t call_event(const stream_pass *p, const sp_stream_call *call)
@@ -515,8 +579,8 @@ static int note_lane(stream_pass *p, int64_t lane)
 static int close_slice(void *ctx, const sx_open *o)
 {
     stream_pass *p = ctx;
-    uint64_t event = p->w->flows && p->open_depth ? p->open_event[--p->open_depth] : 0;
-    slice_event(p->w, o->call_id - p->w->origin, 0, o->region, event);
+    uint64_t event = p->w->flows ? pop_event(p, p->closing) : 0;
+    lane_event(p, p->closing, o->call_id - p->w->origin, 0, o->region, event);
     return p->w->failed ? -1 : 0;
 }
 
@@ -532,37 +596,44 @@ static int pass_enter(void *ctx, const sp_stream_call *call, int64_t parent, int
             sp_mpi_flows_stream_keep(&p->ends, call_event(p, call));
         return note_lane(p, call->lane) < 0 ? -1 : 0;
     }
-    if (call->lane != p->target)
+    size_t li = 0;
+    if (p->spill) {
+        li = lane_index_of(p, call->lane);
+        if (li == p->rank_num_lanes || p->rank_lanes[li] != call->lane)
+            return 0; /* no lane of the first pass (as a pass per lane would drop it) */
+    } else if (call->lane != p->target) {
         return 0;
-    writer *w = p->w;
-    if (!p->rank_described) {
-        describe_process(w, p->rank);
-        p->rank_described = 1;
     }
-    if (!p->lane_started) {
-        start_lane(w, p->rank, p->lane_index, p->target, call->start - w->origin);
-        p->lane_started = 1;
+    writer *w = p->w;
+    if (li > 0) {
+        if (!p->ls[li].started) {
+            p->ls[li].started = 1;
+            p->ls[li].first = call->start - w->origin;
+        }
+    } else {
+        if (!p->rank_described) {
+            describe_process(w, p->rank);
+            p->rank_described = 1;
+        }
+        if (!p->lane_started) {
+            start_lane(w, p->rank, p->lane_index, p->target, call->start - w->origin);
+            p->lane_started = 1;
+        }
     }
     /* the calls above the kept parent end before this one begins */
+    p->closing = li;
     sx_stack *stack = sx_stacks_enter(&p->stacks, call->lane, parent, close_slice, p);
     uint64_t event = 0;
     if (w->flows) {
-        if (p->open_depth == p->open_cap) {
-            size_t cap = p->open_cap ? 2 * p->open_cap : 64;
-            uint64_t *grown = realloc(p->open_event, cap * sizeof *grown);
-            if (!grown)
-                return -1;
-            p->open_event = grown;
-            p->open_cap = cap;
-        }
         event = call_event(p, call);
-        p->open_event[p->open_depth++] = event;
+        if (push_event(p, li, event) != 0)
+            return -1;
     }
     sx_open o = {p->ordinal, call->end, call->region}; /* call_id slot: the end */
     if (!stack || sx_stack_push(stack, &o) < 0)
         return -1;
     p->calls++;
-    slice_event(w, call->start - w->origin, 1, call->region, event);
+    lane_event(p, li, call->start - w->origin, 1, call->region, event);
     *user = p->ordinal++;
     return w->failed ? -1 : 1;
 }
@@ -576,6 +647,65 @@ static int pass_exit(void *ctx, const sp_stream_call *call, int64_t user)
     (void)call;
     (void)user;
     return 0;
+}
+
+/* Close what is still open on every lane at the end of the rank (one
+ * writing pass: each lane's ends go where its events go). */
+static int close_every_lane(stream_pass *p)
+{
+    for (size_t l = 0; l < p->stacks.n; l++) {
+        sx_stack *st = &p->stacks.v[l];
+        if (st->depth)
+            p->closing = lane_index_of(p, st->lane);
+        while (st->depth) {
+            st->depth--;
+            if (close_slice(p, &st->open[st->depth]) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int replay_event(void *ctx, int64_t t, int begin, uint32_t region, uint64_t event)
+{
+    writer *w = ctx;
+    slice_event(w, t, begin, region, event);
+    return w->failed;
+}
+
+static int stream_pass_run(stream_pass *p, const sp_run_source *src, uint32_t rank,
+                           const sp_call_visitor *visitor, char *why, size_t whylen);
+
+/* After the rank's one writing pass, its other lanes in order, each from
+ * the spill, or streamed once more on its own when the spill lost it (a
+ * full disk).  0, 1 (why), -1. */
+static int write_spilled_lanes(stream_pass *p, const sp_run_source *src,
+                               const sp_call_visitor *visitor, char *why, size_t whylen)
+{
+    for (size_t li = 1; li < p->rank_num_lanes; li++) {
+        if (sx_lane_spill_lost(p->spill, li)) {
+            sx_lane_spill *spill = p->spill;
+            p->spill = NULL;
+            p->target = p->rank_lanes[li];
+            p->lane_index = li;
+            p->lane_started = 0;
+            p->ordinal = 0;
+            p->open_depth = 0;
+            int rc = stream_pass_run(p, src, p->rank, visitor, why, whylen);
+            if (rc == 0 && sx_stacks_close_all(&p->stacks, close_slice, p) != 0)
+                rc = -1;
+            p->spill = spill;
+            if (rc != 0)
+                return rc;
+            continue;
+        }
+        if (!p->ls[li].started)
+            continue;
+        start_lane(p->w, p->rank, li, p->rank_lanes[li], p->ls[li].first);
+        if (sx_lane_spill_replay(p->spill, li, replay_event, p->w) != 0)
+            return -1;
+    }
+    return p->w->failed ? -1 : 0;
 }
 
 /* One pass over `rank`.  0, 1 (fall back: why), -1 (write failed). */
@@ -734,6 +864,35 @@ int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
         if (p.row_of_region)
             sp_stream_rows_of_rank(profile, rank, p.row_of_region);
         p.rank_described = 0;
+        /* several lanes: one pass for all of them when a spill can be made */
+        if (rank_num_lanes[k] > 1 && (p.spill = sx_lane_spill_open(rank_num_lanes[k])) &&
+            !(p.ls = calloc(rank_num_lanes[k], sizeof *p.ls))) {
+            sx_lane_spill_close(p.spill);
+            p.spill = NULL;
+        }
+        if (p.spill) {
+            p.rank_lanes = rank_lanes[k];
+            p.rank_num_lanes = rank_num_lanes[k];
+            p.target = rank_lanes[k][0];
+            p.lane_index = 0;
+            p.lane_started = 0;
+            p.ordinal = 0;
+            p.open_depth = 0;
+            rc = stream_pass_run(&p, src, rank, &visitor, why, whylen);
+            if (rc == 0 && close_every_lane(&p) != 0)
+                rc = -1;
+            if (rc == 0)
+                rc = write_spilled_lanes(&p, src, &visitor, why, whylen);
+            if (rc > 0 && check_first)
+                rc = -1; /* checked before: bytes are out */
+            for (size_t li = 0; li < rank_num_lanes[k]; li++)
+                free(p.ls[li].open_event);
+            free(p.ls);
+            p.ls = NULL;
+            sx_lane_spill_close(p.spill);
+            p.spill = NULL;
+            continue;
+        }
         for (size_t t = 0; t < rank_num_lanes[k] && rc == 0; t++) {
             p.target = rank_lanes[k][t];
             p.lane_index = t;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "export_stream.h"
+#include "lane_spill.h"
 #include "scopeprof/export.h"
 #include "scopeprof_config.h"
 #include "stream_calls.h"
@@ -281,9 +282,11 @@ done:
  * each profile starts with its lane's first start and last end: a first
  * pass over every selected rank learns those (and makes the reader's
  * checks, before any byte is written).  Profiles are then written lane by
- * lane: one pass over the rank per lane, writing that lane's calls and
- * dropping the others' (which changes nothing on this lane), as perfetto
- * does.  An event closes a call once the stream gives a kept call that is
+ * lane: one writing pass over the rank, the first lane's events written as
+ * they come and the other lanes' set aside (lane_spill.h), then written
+ * lane after lane, as perfetto does; when no temporary file can be made,
+ * one pass over the rank per lane, writing that lane's calls and dropping
+ * the others' (which changes nothing on this lane).  An event closes a call once the stream gives a kept call that is
  * not inside it, or at the end of the rank; the stream's own exits are not
  * used, since a rank replayed from memory gives them last. */
 
@@ -298,14 +301,53 @@ typedef struct speedscope_pass {
     sx_stacks stacks;
     uint64_t events;
     int failed;
+    /* one writing pass for the rank's lanes: the others set aside; NULL:
+     * one pass per lane */
+    sx_lane_spill *spill;
+    const sx_lanes *rank_lanes;  /* the rank's lanes, ascending (lane index) */
+    size_t closing;              /* lane index of the calls being closed */
 } speedscope_pass;
+
+static size_t ss_lane_index(const speedscope_pass *p, int64_t lane)
+{
+    size_t lo = 0, hi = p->rank_lanes->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (p->rank_lanes->v[mid].lane < lane)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* An open or close event at t of lane index li: written (the pass's own
+ * lane) or set aside (the others, one writing pass for the rank). */
+static int ss_event(speedscope_pass *p, size_t li, int open, uint32_t region, int64_t t)
+{
+    if (p->spill && li > 0) {
+        sx_lane_spill_put(p->spill, li, t, open, region, 0);
+        return 0;
+    }
+    write_event(p->j, open ? "O" : "C", frame_of(p->frames, region, sx_run_row(&p->run, region)),
+                t - p->origin);
+    p->events++;
+    return 0;
+}
+
+static int ss_replay_event(void *ctx, int64_t t, int open, uint32_t region, uint64_t event)
+{
+    (void)event;
+    speedscope_pass *p = ctx;
+    write_event(p->j, open ? "O" : "C", frame_of(p->frames, region, sx_run_row(&p->run, region)),
+                t - p->origin);
+    p->events++;
+    return ferror(p->j->out) ? -1 : 0;
+}
 
 static int ss_close(speedscope_pass *p, const sx_open *o, int64_t end)
 {
-    write_event(p->j, "C", frame_of(p->frames, o->region, sx_run_row(&p->run, o->region)),
-                end - p->origin);
-    p->events++;
-    return 0;
+    return ss_event(p, p->closing, 0, o->region, end);
 }
 
 /* The close callback: the call's end is kept in its call_id slot (a
@@ -326,15 +368,20 @@ static int ss_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64
             p->origin = call->start;
         return sx_lanes_note(p->lanes, call) < 0 ? -1 : 0;
     }
-    if (call->lane != p->target)
+    size_t li = 0;
+    if (p->spill) {
+        li = ss_lane_index(p, call->lane);
+        if (li == p->rank_lanes->n || p->rank_lanes->v[li].lane != call->lane)
+            return 0; /* no lane of the first pass (as a pass per lane would drop it) */
+    } else if (call->lane != p->target) {
         return 0;
+    }
+    p->closing = li;
     sx_stack *stack = sx_stacks_enter(&p->stacks, call->lane, parent, ss_close_cb, p);
     sx_open o = {p->ordinal, call->end, call->region};
-    if (!stack || sx_stack_push(stack, &o) < 0)
+    if (!stack || sx_stack_push(stack, &o) < 0 ||
+        ss_event(p, li, 1, call->region, call->start) != 0)
         return -1;
-    write_event(p->j, "O", frame_of(p->frames, call->region, sx_run_row(&p->run, call->region)),
-                call->start - p->origin);
-    p->events++;
     *user = p->ordinal++;
     return ferror(p->j->out) ? -1 : 1;
 }
@@ -345,6 +392,37 @@ static int ss_exit(void *ctx, const sp_stream_call *call, int64_t user)
     (void)call;
     (void)user;
     return 0;
+}
+
+/* Close what is still open on every lane at the end of the rank (one
+ * writing pass: each lane's closes go where its events go). */
+static int ss_close_every_lane(speedscope_pass *p)
+{
+    for (size_t l = 0; l < p->stacks.n; l++) {
+        sx_stack *st = &p->stacks.v[l];
+        if (st->depth)
+            p->closing = ss_lane_index(p, st->lane);
+        while (st->depth) {
+            st->depth--;
+            if (ss_close_cb(p, &st->open[st->depth]) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* The profile of the rank's l-th lane begins (index: its number in the
+ * document; *active: the profile the viewer opens on). */
+static void ss_begin_lane(speedscope_pass *p, const sp_run_source *src, long k, size_t l,
+                          size_t index, size_t *active)
+{
+    const sx_lane *lane = &p->rank_lanes->v[l];
+    /* Open on the first rank's main thread (thread index 0). */
+    if (k == 0 && src->any_thread && lane->lane == sp_lane_id(0, -1))
+        *active = index;
+    char name[600];
+    profile_name(src->profile, p->run.ranks[k], src->any_thread, lane->lane, name, sizeof name);
+    begin_profile(p->j, name, lane->first_start - p->origin, lane->last_end - p->origin);
 }
 
 int sp_export_speedscope_stream(FILE *out, const sp_run_source *src,
@@ -384,14 +462,43 @@ int sp_export_speedscope_stream(FILE *out, const sp_run_source *src,
     for (long k = 0; k < p.run.num_ranks && rc == 0; k++) {
         uint32_t rank = p.run.ranks[k];
         sx_run_rank(&p.run, rank);
+        p.rank_lanes = &lanes[k];
+        /* several lanes: one pass for all of them when a spill can be made */
+        if (lanes[k].n > 1 && (p.spill = sx_lane_spill_open(lanes[k].n))) {
+            ss_begin_lane(&p, src, k, 0, index, &active);
+            p.target = lanes[k].v[0].lane;
+            p.ordinal = 0;
+            if (sx_run_pass(&p.run, rank, &visitor, why, whylen) != 0 ||
+                ss_close_every_lane(&p) != 0)
+                rc = -1;
+            sp_json_end_array(&j);
+            sp_json_end_object(&j);
+            for (size_t l = 1; l < lanes[k].n && rc == 0; l++) {
+                ss_begin_lane(&p, src, k, l, index + l, &active);
+                if (sx_lane_spill_lost(p.spill, l)) {
+                    /* the spill lost it (a full disk): streamed on its own */
+                    sx_lane_spill *spill = p.spill;
+                    p.spill = NULL;
+                    p.target = lanes[k].v[l].lane;
+                    p.ordinal = 0;
+                    if (sx_run_pass(&p.run, rank, &visitor, why, whylen) != 0 ||
+                        sx_stacks_close_all(&p.stacks, ss_close_cb, &p) != 0)
+                        rc = -1;
+                    p.spill = spill;
+                } else if (sx_lane_spill_replay(p.spill, l, ss_replay_event, &p) != 0) {
+                    rc = -1;
+                }
+                sp_json_end_array(&j);
+                sp_json_end_object(&j);
+            }
+            index += lanes[k].n;
+            sx_lane_spill_close(p.spill);
+            p.spill = NULL;
+            continue;
+        }
         for (size_t l = 0; l < lanes[k].n && rc == 0; l++, index++) {
             const sx_lane *lane = &lanes[k].v[l];
-            /* Open on the first rank's main thread (thread index 0). */
-            if (k == 0 && src->any_thread && lane->lane == sp_lane_id(0, -1))
-                active = index;
-            char name[600];
-            profile_name(src->profile, rank, src->any_thread, lane->lane, name, sizeof name);
-            begin_profile(&j, name, lane->first_start - p.origin, lane->last_end - p.origin);
+            ss_begin_lane(&p, src, k, l, index, &active);
             p.target = lane->lane;
             p.ordinal = 0;
             if (sx_run_pass(&p.run, rank, &visitor, why, whylen) != 0 ||

@@ -8,6 +8,7 @@
 
 #include "scopeprof/h5.h"
 #include "scopeprof/report.h"
+#include "stream/fork_ids_check.h"
 
 int sp_stream_filter_init(sp_stream_filter *f, const sp_run_source *src, const sp_selection *sel,
                           char *why, size_t whylen)
@@ -77,21 +78,14 @@ long sp_stream_rank_file(const sp_run_source *src, uint32_t rank)
     return -1;
 }
 
-/* Files with fork edges, each read whole once (the reader's checks, fork
- * parent ids included): 0, or 1 with the reader's message in why. */
-static int read_fork_files(const sp_run_source *src, char *why, size_t whylen)
+/* The reader's check of the fork parent ids of every file with fork edges,
+ * in windows (stream/fork_ids_check.h; the stream does not read them):
+ * 0, or 1 with why set (the in-memory path then words the problem). */
+static int check_fork_files(const sp_run_source *src, char *why, size_t whylen)
 {
-    for (size_t f = 0; f < src->num_paths; f++) {
-        if (!src->shapes[f].has_fork)
-            continue;
-        char err[1024];
-        sp_profile *full = sp_h5_read(src->paths[f], err, sizeof err);
-        if (!full) {
-            snprintf(why, whylen, "%s", err);
+    for (size_t f = 0; f < src->num_paths; f++)
+        if (sp_stream_check_fork_ids(src, f, why, whylen) != 0)
             return 1;
-        }
-        sp_profile_free(full);
-    }
     return 0;
 }
 
@@ -122,7 +116,7 @@ static int is_selected(const uint32_t *selected, long num_selected, uint32_t ran
 int sp_stream_check_run(const sp_run_source *src, const uint32_t *selected, long num_selected,
                         int64_t *first_start, char *why, size_t whylen)
 {
-    if (read_fork_files(src, why, whylen) != 0)
+    if (check_fork_files(src, why, whylen) != 0)
         return 1;
     const sp_profile *p = src->profile;
     uint32_t last = UINT32_MAX;
@@ -151,7 +145,7 @@ int sp_stream_nesting_error(const sp_run_source *src, const sp_selection *sel, u
         return -1;
     }
     char why[1024] = "";
-    int rc = read_fork_files(src, why, sizeof why);
+    int rc = check_fork_files(src, why, sizeof why);
     /* the first selected rank that crosses, in the exporters' order */
     long failed = -1;
     for (long k = 0; rc == 0 && k < n && failed < 0; k++) {

@@ -37,8 +37,9 @@ long sp_stream_rank_file(const sp_run_source *src, uint32_t rank);
 
 /* The in-memory reader checks every rank of every file, and the fork parent
  * ids of the files that have them (the stream does not read those): so do
- * the streamed exports, for the files with fork edges (each read whole
- * once, one at a time) and the ranks outside `selected` (streamed, nothing
+ * the streamed exports, for the files with fork edges (their call and fork
+ * parent ids read in windows: sp_stream_check_fork_ids, one bit per call)
+ * and the ranks outside `selected` (streamed, nothing
  * kept; their calls may cross, as the reader lets them: the exporters do
  * not reconstruct those ranks).  first_start (NULL: not wanted) gets the earliest raw start of
  * those ranks' events when it is earlier.  0, or 1 (why set: export in

@@ -11,6 +11,7 @@
 #include "report/report_jobs.h"
 #include "scopeprof/h5.h"
 #include "scopeprof/stream.h"
+#include "stream/fork_ids_check.h"
 
 typedef struct thread_counts {
     uint32_t rank;
@@ -652,8 +653,18 @@ static void thread_calls_streamed(void *ctx, uint32_t rank, uint64_t *counts, in
     }
 }
 
+static int is_selected_rank(const sp_report *report, uint32_t rank)
+{
+    for (size_t k = 0; k < report->num_ranks; k++)
+        if (report->ranks[k] == rank)
+            return 1;
+    return 0;
+}
+
 /* The in-memory reader checks every rank of a file, selected or not: so
- * does the streamed path, without building anything.  0, or 1 (why set). */
+ * does the streamed path, without building anything, and the fork parent
+ * ids of the files holding such ranks in windows (the selected ranks' are
+ * checked by their grafting, report_fork_stream.c).  0, or 1 (why set). */
 static int check_unselected_ranks(const sp_run_source *src, const sp_report *report, char *why,
                                   size_t whylen)
 {
@@ -664,33 +675,22 @@ static int check_unselected_ranks(const sp_run_source *src, const sp_report *rep
         if (rank == last)
             continue;
         last = rank;
-        int selected = 0;
-        for (size_t k = 0; k < report->num_ranks && !selected; k++)
-            selected = report->ranks[k] == rank;
-        if (selected)
+        if (is_selected_rank(report, rank))
             continue;
-        long file = file_of_rank(src, rank);
-        int rc;
-        if (file >= 0 && src->shapes[file].has_fork) {
-            /* fork parent ids are checked by the reader only */
-            char err[1024];
-            sp_profile *full = sp_h5_read(src->paths[file], err, sizeof err);
-            rc = full ? 0 : 1;
-            if (full)
-                sp_profile_free(full);
-            else
-                snprintf(why, whylen, "%s", err);
-        } else {
-            /* the reader lets calls that do not nest pass */
-            sp_stream_options so = {NULL, NULL, 1};
-            sp_rank_stream_info info;
-            rc = sp_stream_rank_with(src, rank, 0, &sp_call_visitor_checks_only, &so, &info,
+        /* the reader lets calls that do not nest pass */
+        sp_stream_options so = {NULL, NULL, 1};
+        sp_rank_stream_info info;
+        int rc = sp_stream_rank_with(src, rank, 0, &sp_call_visitor_checks_only, &so, &info,
                                      why, whylen);
-            sp_rank_stream_info_free(&info);
-            if (rc == 2)
-                rc = 0;
-        }
-        if (rc != 0)
+        sp_rank_stream_info_free(&info);
+        if (rc != 0 && rc != 2)
+            return 1;
+    }
+    for (size_t f = 0; f < src->num_paths; f++) {
+        int unselected = 0;
+        for (size_t r = 0; src->shapes[f].has_fork && r < p->num_rows && !unselected; r++)
+            unselected = src->row_file[r] == f && !is_selected_rank(report, p->rows[r].rank);
+        if (unselected && sp_stream_check_fork_ids(src, f, why, whylen) != 0)
             return 1;
     }
     return 0;

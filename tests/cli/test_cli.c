@@ -1824,6 +1824,153 @@ Test(cli, export_streamed_words_a_rank_that_does_not_nest)
     cr_expect_eq(worded, 2 * 2 * 8, "failures worded on the stream");
 }
 
+/* A fork parent id that names no call of its rank (rank 1's pthread root
+ * 't'): the streamed exports and `report --ranks 0` check fork parent ids
+ * in windows (src/stream/fork_ids_check.c) instead of reading each file
+ * with fork edges whole, and hand such a run to the in-memory path, whose
+ * reader words the problem: the same status, stderr (but the trace line),
+ * stdout and files left as SCOPEPROF_EXPORT_IN_MEMORY=1 /
+ * SCOPEPROF_REPORT_IN_MEMORY=1 give.  Bad ids: one past the last call
+ * (inside the bitmap), one far beyond it (too sparse for a bitmap), a
+ * negative one; then the sound run, which streams. */
+static void set_fork_parent_id(const char *name, const char *region, int64_t start_us,
+                               int64_t id)
+{
+    char err[512];
+    sp_profile *p = sp_h5_read(in_dir(name), err, sizeof err);
+    cr_assert_not_null(p, "%s", err);
+    p->fork_parent_ids[event_at(p, region, start_us)] = id;
+    write_profile(name, p);
+}
+
+Test(cli, fork_parent_id_that_is_no_call_takes_the_in_memory_reader)
+{
+    static const char *const report_trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
+    static const char *const report_memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
+    struct {
+        const char *format, *out, *left[2];
+        int streams; /* the sound run streams, fork edges and all */
+    } formats[] = {
+        {"speedscope", "x.json", {"x.json"}, 1}, {"chrome", "x.json", {"x.json"}, 1},
+        {"perfetto", "x.pftrace", {"x.pftrace"}, 1}, {"csv", "x.csv", {"x.csv"}, 1},
+        {"json", "x.json", {"x.json"}, 1},          {"perfetto", "-", {NULL}, 1},
+        {"chrome", "-", {NULL}, 1},                 {"folded", "x.folded", {"x.folded"}, 0},
+        {"prof", "x", {"x_rank0.prof", "x_rank1.prof"}, 0}, {"otf2", "x_otf2", {"x_otf2"}, 0},
+    };
+    const char *const selections[][3] = {{NULL}, {"--ranks", "0", NULL}};
+    const int64_t ids[] = {8, 1000000000, -2, (int64_t)-1 /* sound: t is no forked call */};
+    write_fork_rank("fork_rank00000.h5", 0, 1);
+    for (size_t b = 0; b < sizeof ids / sizeof *ids; b++) {
+        write_fork_rank("fork_rank00001.h5", 1, 1);
+        int sound = b + 1 == sizeof ids / sizeof *ids;
+        set_fork_parent_id("fork_rank00001.h5", "t", 150, ids[b]);
+        for (size_t f = 0; f < sizeof formats / sizeof *formats; f++)
+            for (size_t v = 0; v < 2; v++) {
+                const char *args[12] = {"export", formats[f].format, "fork_rank00000.h5",
+                                        "fork_rank00001.h5"};
+                size_t n = 4;
+                for (size_t k = 0; selections[v][k]; k++)
+                    args[n++] = selections[v][k];
+                args[n++] = "-o";
+                args[n++] = formats[f].out;
+                args[n] = NULL;
+                result r[2];
+                char *left[2][2];
+                long len[2][2];
+                for (int m = 0; m < 2; m++) {
+                    r[m] = run_env(args, m ? memory : trace);
+                    for (int k = 0; k < 2; k++) {
+                        len[m][k] = -1;
+                        left[m][k] = formats[f].left[k] ? slurp_if(formats[f].left[k], &len[m][k])
+                                                        : NULL;
+                        if (formats[f].left[k]) {
+                            char cmd[1024];
+                            snprintf(cmd, sizeof cmd, "rm -rf '%s'", in_dir(formats[f].left[k]));
+                            cr_assert_eq(system(cmd), 0);
+                        }
+                    }
+                }
+                char line[1024];
+                char *err = without_trace(r[0].err, line, sizeof line);
+                const char *what = formats[f].format;
+                if (sound) {
+                    cr_expect_eq(r[0].status, 0, "%s %zu: %s", what, v, r[0].err);
+                    if (formats[f].streams)
+                        cr_expect_str_eq(line, "scopeprof export: streamed\n", "%s -o %s %zu",
+                                         what, formats[f].out, v);
+                } else {
+                    cr_expect_eq(r[0].status, 1, "%s id %lld %zu: %s", what, (long long)ids[b],
+                                 v, r[0].err);
+                    cr_expect_neq(strstr(r[1].err, "fork_rank00001.h5: region 't' of rank 1: 1 "
+                                                   "events have fork parent id"),
+                                  NULL, "%s: %s", what, r[1].err);
+                    /* the streamed check's reason, not the reader's words */
+                    char want[128];
+                    snprintf(want, sizeof want,
+                             "scopeprof export: in memory: rank 1: fork parent id %lld is no "
+                             "call of the rank\n",
+                             (long long)ids[b]);
+                    if (formats[f].streams)
+                        cr_expect_str_eq(line, want, "%s -o %s %zu", what, formats[f].out, v);
+                }
+                cr_expect_eq(r[0].status, r[1].status, "%s %zu", what, v);
+                cr_expect_str_eq(err, r[1].err, "%s %zu", what, v);
+                cr_expect(r[0].out && r[1].out && !strcmp(r[0].out, r[1].out),
+                          "%s -o %s %zu: stdout differs", what, formats[f].out, v);
+                for (int k = 0; k < 2; k++) {
+                    cr_expect_eq(len[0][k], len[1][k], "%s %zu: %s", what, v,
+                                 formats[f].left[k]);
+                    /* otf2: the archive's anchor holds a random trace id */
+                    if (len[0][k] == len[1][k] && len[0][k] > 0 && strcmp(what, "otf2"))
+                        cr_expect_eq(memcmp(left[0][k], left[1][k], (size_t)len[0][k]), 0,
+                                     "%s %zu: %s differs", what, v, formats[f].left[k]);
+                    free(left[0][k]);
+                    free(left[1][k]);
+                }
+                free(err);
+                result_free(&r[0]);
+                result_free(&r[1]);
+            }
+        /* report: the rank --ranks leaves out is checked as the reader checks it */
+        const char *const reports[][6] = {
+            {"report", "fork_rank00000.h5", "fork_rank00001.h5", "--ranks", "0", NULL},
+            {"report", "fork_rank00000.h5", "fork_rank00001.h5", "--ranks", "1", NULL},
+            {"report", "fork_rank00000.h5", "fork_rank00001.h5", NULL},
+        };
+        for (size_t v = 0; v < sizeof reports / sizeof *reports; v++) {
+            result s = run_env(reports[v], report_trace), m = run_env(reports[v], report_memory);
+            char line[1024];
+            /* (a selected rank 1 is read in memory by its grafting, which says so) */
+            char grafting[1024];
+            char *traced = without_trace_of("scopeprof report: rank 1 with fork edges ", s.err,
+                                            grafting, sizeof grafting);
+            char *err = without_trace_of("scopeprof report: ", traced, line, sizeof line);
+            free(traced);
+            if (sound) {
+                cr_expect_eq(s.status, 0, "report %zu: %s", v, s.err);
+                cr_expect_str_eq(line, "scopeprof report: streamed\n", "report %zu", v);
+            } else {
+                cr_expect_eq(s.status, 1, "report %zu id %lld: %s", v, (long long)ids[b], s.err);
+                cr_expect_neq(strstr(m.err, "fork parent id"), NULL, "%s", m.err);
+                char want[128];
+                snprintf(want, sizeof want,
+                         "scopeprof report: in memory: rank 1: fork parent id %lld is no call "
+                         "of the rank\n",
+                         (long long)ids[b]);
+                if (v == 0) /* rank 1 left out: the streamed check's reason */
+                    cr_expect_str_eq(line, want, "report %zu", v);
+            }
+            cr_expect_eq(s.status, m.status, "report %zu", v);
+            cr_expect_str_eq(err, m.err, "report %zu id %lld:\n%s---\n%s", v, (long long)ids[b],
+                             s.err, m.err);
+            cr_expect_str_eq(s.out, m.out, "report %zu", v);
+            free(err);
+            result_free(&s);
+            result_free(&m);
+        }
+    }
+}
+
 /* The same for `flame` (graph into a file and to '-', chart): worded on
  * the stream, as the in-memory path words it, the output removed. */
 Test(cli, flame_streamed_words_a_rank_that_does_not_nest)

@@ -21,7 +21,7 @@ import subprocess
 import sys
 
 from common import (MPI_CALLS_RANKS, MPI_LAUNCHERS, SCOPEPROF, fail, inputs, lane_names,
-                    mpi_calls_run, scopeprof, workdir)
+                    mpi_calls_run, omp_input, scopeprof, workdir)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROTO_DIR = os.path.join(HERE, "perfetto")
@@ -261,6 +261,69 @@ for name, h5, _ in ALL_INPUTS:
 for must in ("sequential-nostats", "basic-nostats", "threads-nostats"):
     if must not in STREAMED:
         fail(f"{must}: export perfetto did not stream (streamed: {STREAMED})")
+
+# Fork edges (an OpenMP run under the shim): the reader's check of their
+# fork parent ids is made in windows (src/stream/fork_ids_check.c), so the
+# run streams, into a file and to standard output, with the in-memory bytes.
+omp = omp_input(d)
+if omp:
+    for i, options in enumerate(([], ["--include", "outer|work"], ["--lanes=MainThread"],
+                                 ["--min-duration", "0.000001"], ["--exclude", "outer"])):
+        export(f"omp-{i}", omp, os.path.join(d, f"omp-{i}.pftrace"), *options)
+        if f"omp-{i}" not in STREAMED:
+            fail(f"omp {' '.join(options)}: export perfetto did not stream")
+    piped = subprocess.run([SCOPEPROF, "export", "perfetto", *omp, "-o", "-"],
+                           capture_output=True, env=dict(os.environ, SCOPEPROF_EXPORT_TRACE="1"))
+    with open(os.path.join(d, "omp-0.pftrace"), "rb") as f:
+        if piped.returncode or b"scopeprof export: streamed" not in piped.stderr or \
+                piped.stdout != f.read():
+            fail(f"omp: export perfetto -o - did not stream the file's bytes: {piped.stderr!r}")
+    print("ok: omp: fork edges streamed, to a file and to standard output")
+
+# One writing pass for every lane of a rank (docs/stream.md, "Exports"):
+# the lanes after the first are set aside in blocks, full blocks in a
+# temporary file, and written after it; without a temporary directory the
+# export makes one pass per lane.  Both give the in-memory bytes: 16 lanes
+# x 12,500 calls (gen_lanes.py: several blocks per lane go to the file and
+# back), and MPI messages whose ends are on a lane set aside (2 ranks of
+# gen_mpi_ranks.py with their compute calls moved to a second thread, whose
+# lane sorts first).
+BENCH = os.path.join(HERE, "..", "..", "scripts", "bench")
+lanes16 = os.path.join(d, "lanes16.h5")
+subprocess.run(["/usr/bin/python3", os.path.join(BENCH, "gen_lanes.py"), lanes16, "200000", "16"],
+               check=True)
+mpi2 = os.path.join(d, "mpi2")
+subprocess.run(["/usr/bin/python3", os.path.join(BENCH, "gen_mpi_ranks.py"), mpi2, "2", "40000"],
+               check=True, stdout=subprocess.DEVNULL)
+mpi2_files = sorted(glob.glob(os.path.join(mpi2, "*.h5")))
+import h5py  # noqa: E402
+for path in mpi2_files:
+    with h5py.File(path, "r+") as f:
+        names = [n.decode() if isinstance(n, bytes) else n for n in f["region_table/names"][...]]
+        thread = [0] * len(f["events/durations"])
+        g = f["rank_region_index"]
+        for region, offset, count in zip(g["region_ids"], g["event_offsets"], g["event_counts"]):
+            if names[region] == "compute":
+                thread[int(offset):int(offset + count)] = [1] * int(count)
+        f["events"].create_dataset("thread_ids", data=thread, dtype="i8")
+for name, files in (("lanes16", [lanes16]), ("mpi2-lanes", mpi2_files)):
+    out = os.path.join(d, name + ".pftrace")
+    export(name, files, out)
+    if name not in STREAMED:
+        fail(f"{name}: export perfetto did not stream")
+    passes = out + ".per-lane"
+    r = subprocess.run([SCOPEPROF, "export", "perfetto", *files, "-o", passes],
+                       capture_output=True, text=True,
+                       env=dict(os.environ, TMPDIR=os.path.join(d, "no-such-dir")))
+    with open(out, "rb") as a, open(passes, "rb") as b:
+        if r.returncode or a.read() != b.read():
+            fail(f"{name}: one pass per lane (no temporary directory) differs: {r.stderr}")
+    with open(out, "rb") as f:
+        _, tracks, flows = slices_of(decode_checked(name, f.read()))
+    if len(tracks) != (16 if name == "lanes16" else 4) or (name == "mpi2-lanes" and not flows):
+        fail(f"{name}: {len(tracks)} tracks, {len(flows)} flows")
+    print(f"ok: {name}: one writing pass and one pass per lane give the in-memory bytes "
+          f"({len(tracks)} tracks, {len(flows)} flows)")
 
 # The size bound on a run large enough for headers not to matter: the basic
 # program with 20,000 ticks (outer, 5 inner, fib(10) = 177 calls, ticks).
