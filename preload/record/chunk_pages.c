@@ -21,9 +21,10 @@
  * one lost probe then costs at most about an eighth of what the run has
  * already spent on memory.  "on" always asks for huge pages, "off" never.
  *
- * A lane's first chunk is mapped on its own (sp_chunk_new).  Arenas are
- * shared by all lanes under a spin lock taken once per 4096 events; the
- * kernel's time is spent outside it.  An arena holds 32 chunks' events
+ * A lane's first chunk is mapped on its own (sp_chunk_new).  A thread's
+ * first 32 chunks after it come from an arena shared by all threads under
+ * a spin lock taken once per 4096 events (the kernel's time is spent
+ * outside it); later ones from arenas of the thread's own (carve).  An arena holds 32 chunks' events
  * exactly; a chunk's events carved from one are freed alone (munmap of
  * their 16 pages), like any other.
  *
@@ -193,9 +194,43 @@ static char *arena_new(void)
     return a;
 }
 
-/* The events of a new chunk, from the current arena or a new one. */
+/* A thread that records much carves arenas of its own: two threads
+ * carving one shared arena cost the floor tracer 2-4 ns more per pair than
+ * arenas of its own in the same runs (quiet machine, 2 threads,
+ * docs/hot-path.md), and the shim the same.  Only after OWN_AFTER chunks
+ * from the shared arena, so that a thread which records little never makes
+ * a 2 MiB arena of its own: the part of its arena a thread leaves untaken
+ * (returned at its exit) is at most what it has already recorded. */
+#define OWN_AFTER CHUNKS_PER_ARENA
+static __thread struct {
+    char *base;               /* the thread's own arena, NULL none yet */
+    size_t taken;             /* chunks carved from it */
+    unsigned shared_taken;    /* chunks taken from the shared arena */
+} own __attribute__((tls_model("initial-exec")));
+
+/* A new arena only while the cap has room for all of it: under a cap a
+ * few arenas wide, chunks are mapped one by one (and lazily). */
+static int arena_fits(void)
+{
+    return __atomic_load_n(&sp_buffer_bytes, __ATOMIC_RELAXED) + 4 * ARENA_BYTES <=
+           sp_cfg.max_memory;
+}
+
+/* The events of a new chunk: from the thread's own arena once it has one,
+ * else from the shared arena or a new one. */
 static struct sp_slot *carve(void)
 {
+    if (own.base && own.taken < CHUNKS_PER_ARENA)
+        return (struct sp_slot *)(own.base + own.taken++ * SP_CHUNK_BYTES);
+    if (own.shared_taken >= OWN_AFTER) {
+        char *fresh = arena_fits() ? arena_new() : NULL;
+        if (!fresh)
+            return NULL;
+        own.base = fresh; /* the previous one, if any, is taken whole */
+        own.taken = 1;
+        return (struct sp_slot *)fresh;
+    }
+    own.shared_taken++;
     pool_lock();
     if (pool.base && pool.taken < CHUNKS_PER_ARENA) {
         struct sp_slot *c = (struct sp_slot *)(pool.base + pool.taken++ * SP_CHUNK_BYTES);
@@ -203,9 +238,7 @@ static struct sp_slot *carve(void)
         return c;
     }
     pool_unlock();
-    /* A new arena only while the cap has room for all of it: under a cap
-     * a few arenas wide, chunks are mapped one by one (and lazily). */
-    if (__atomic_load_n(&sp_buffer_bytes, __ATOMIC_RELAXED) + 4 * ARENA_BYTES > sp_cfg.max_memory)
+    if (!arena_fits())
         return NULL;
     /* The kernel's work (page faults, perhaps compaction) outside the lock. */
     char *fresh = arena_new();
@@ -259,6 +292,17 @@ void sp_chunk_header_free(struct sp_chunk *k)
     k->next = pool.free_headers;
     pool.free_headers = k;
     pool_unlock();
+}
+
+void sp_chunk_pages_thread_exit(void)
+{
+    if (own.base && own.taken < CHUNKS_PER_ARENA) {
+        size_t left = (CHUNKS_PER_ARENA - own.taken) * SP_CHUNK_BYTES;
+        munmap(own.base + own.taken * SP_CHUNK_BYTES, left);
+        __atomic_sub_fetch(&sp_buffer_bytes, left, __ATOMIC_RELAXED);
+    }
+    own.base = NULL;
+    own.taken = 0;
 }
 
 struct sp_chunk *sp_chunk_new_populated(void)

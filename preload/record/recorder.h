@@ -398,6 +398,8 @@ void sp_chunk_header_free(struct sp_chunk *k);
 /* Its later chunks: faulted in ahead, from huge-page arenas where that is
  * cheaper (chunk_pages.c). */
 struct sp_chunk *sp_chunk_new_populated(void);
+/* The calling thread is leaving: the untaken part of its own arena goes. */
+void sp_chunk_pages_thread_exit(void);
 void sp_chunk_free(struct sp_chunk *k);
 /* Begins of this lane take the slow path from now on, and so do the ends
  * of the calls open now (owner thread). */

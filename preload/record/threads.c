@@ -210,6 +210,7 @@ static void thread_exited(void *arg)
     for (uint32_t i = 0; i < t->num_lanes; i++)
         if (t->lanes[i])
             sp_lane_retire(t->lanes[i]);
+    sp_chunk_pages_thread_exit();
     pthread_mutex_lock(&sp_threads_lock);
     SP_STORE(t->cpu_ns, cpu);
     t->end_ns = now;

@@ -1,6 +1,6 @@
 /* threads_chunks.c - THREADS threads at once, each N x (outer > inner): many
- * event chunks per lane, taken concurrently from the shared chunk arenas
- * (preload/record/chunk_pages.c).
+ * event chunks per lane, taken concurrently from the shared chunk arena and
+ * then (after 32 chunks) from each thread's own (preload/record/chunk_pages.c).
  *
  *   threads_chunks THREADS N */
 #include <pthread.h>
