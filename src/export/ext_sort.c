@@ -194,7 +194,9 @@ static void sift_down(sp_ext_sort *s, size_t i)
 static int refill(sp_ext_sort *s, size_t r)
 {
     run *x = &s->runs[r];
-    size_t cap = s->budget / 2 / s->size / s->num_runs;
+    /* the runs' buffers share an eighth of the budget: two sorts are
+     * merged while a third gathers (mpi_flows_external.c) */
+    size_t cap = s->budget / 8 / s->size / s->num_runs;
     if (cap < MIN_RUN)
         cap = MIN_RUN;
     size_t n = x->count - x->read < cap ? x->count - x->read : cap;

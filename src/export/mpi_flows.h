@@ -127,9 +127,10 @@ const sp_mpi_flow_end *sp_mpi_flows_at(const sp_mpi_flows *flows, uint64_t e, si
  * finished here and freed by the caller, as sp_mpi_flows_pair does: a first
  * merge counts each key's ends and keeps the keys whose counts differ, a
  * second numbers the others' pairs; the flow ends go through a third
- * external sort by event into a temporary file, cut at bounds[] (ascending
- * event indexes: the first event of each rank file), unless they fit in
- * the budget.  0, or -1 (out of memory, a temporary file failed). */
+ * external sort by event (3/4 of the budget: the two merges read in the
+ * rest) into a temporary file, cut at bounds[] (ascending event indexes:
+ * the first event of each rank file), unless they fit in it.  0, or -1
+ * (out of memory, a temporary file failed). */
 int sp_mpi_flows_pair_external(struct sp_ext_sort *sends, struct sp_ext_sort *recvs,
                                size_t budget, const uint64_t *bounds, size_t num_bounds,
                                sp_mpi_flows *out);

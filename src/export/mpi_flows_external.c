@@ -239,7 +239,9 @@ int sp_mpi_flows_pair_external(sp_ext_sort *sends, sp_ext_sort *recvs, size_t bu
     *out = (sp_mpi_flows){0};
     key *bad = NULL;
     size_t num_bad = 0;
-    sp_ext_sort *flows = sp_ext_sort_new(sizeof(sp_mpi_flow_end), flow_by_event, budget);
+    /* 3/4 of the budget: the merges of sends and recvs read beside it */
+    sp_ext_sort *flows =
+        sp_ext_sort_new(sizeof(sp_mpi_flow_end), flow_by_event, budget / 4 * 3);
     int rc = -1;
     if (flows && sp_ext_sort_finish(sends) == 0 && sp_ext_sort_finish(recvs) == 0 &&
         mismatched_keys(sends, recvs, &bad, &num_bad) == 0 &&

@@ -157,7 +157,7 @@ Test(flows_external, pairs_as_in_memory)
     const uint64_t bounds[] = {0, 100, 1000, 1001, 2500, 4000, 5999};
     /* budgets: everything spilled, the pairing spilled and the flow ends
      * in memory */
-    const size_t budgets[] = {1, 4096, 2 * n * sizeof(sp_mpi_flow_end) + 1};
+    const size_t budgets[] = {1, 4096, 200000};
     for (size_t b = 0; b < sizeof budgets / sizeof *budgets; b++) {
         sp_ext_sort *a = sp_ext_sort_new(sizeof(sp_mpi_end), sp_mpi_end_by_key, budgets[b] / 2);
         sp_ext_sort *c = sp_ext_sort_new(sizeof(sp_mpi_end), sp_mpi_end_by_key, budgets[b] / 2);
@@ -165,6 +165,7 @@ Test(flows_external, pairs_as_in_memory)
             cr_assert_eq(sp_ext_sort_push(a, &sends[i]), 0);
         for (size_t i = 0; i < nr; i++)
             cr_assert_eq(sp_ext_sort_push(c, &recvs[i]), 0);
+        cr_assert(sp_ext_sort_spilled(a) && sp_ext_sort_spilled(c));
         sp_mpi_flows got;
         cr_assert_eq(sp_mpi_flows_pair_external(a, c, budgets[b], bounds, 7, &got), 0);
         sp_ext_sort_free(a);
