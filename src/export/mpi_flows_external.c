@@ -156,7 +156,13 @@ static int number_pairs(sp_ext_sort *sends, sp_ext_sort *recvs, const key *bad, 
             if (key_cmp(&ka, &k) != 0)
                 break;
             uint64_t id = ++out->messages;
-            sp_mpi_flow_end s = {a.head.event, id, 1}, r = {b.head.event, id, 0};
+            sp_mpi_flow_end s, r; /* padding zeroed: the records go to a file */
+            memset(&s, 0, sizeof s);
+            memset(&r, 0, sizeof r);
+            s.event = a.head.event;
+            r.event = b.head.event;
+            s.id = r.id = id;
+            s.send = 1;
             if (sp_ext_sort_push(flows, &s) != 0 || sp_ext_sort_push(flows, &r) != 0)
                 return -1;
             advance(&a);
