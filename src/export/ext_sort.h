@@ -5,10 +5,10 @@
  * gathered ones are sorted (in place) and written as one sorted run to a
  * temporary file ($TMPDIR or /tmp, unlinked as soon as it is created), and
  * gathering starts again.  Reading back merges the runs (a heap over their
- * heads, one buffer per run, an eighth of the budget for all).  Under the budget there is no file and
- * the records can be taken back as one malloc'ed array.  When no temporary
- * file can be created the records stay in memory past the budget (the
- * in-memory behaviour, as before the budget existed).
+ * heads, one buffer per run, an eighth of the budget for all).  Under the
+ * budget there is no file and the records can be taken back as one
+ * malloc'ed array.  When no temporary file can be created the records
+ * stay in memory past the budget (the behaviour before the budget).
  *
  * The comparison must order every record strictly (no two equal): the
  * in-place sort and the merge then give the one order there is. */

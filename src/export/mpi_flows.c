@@ -118,11 +118,12 @@ int sp_mpi_flows_pair(sp_mpi_end *sends, size_t ns, sp_mpi_end *recvs, size_t nr
      * longer needed) becomes its message id, 0 for the ends left out. */
     size_t i = 0, j = 0;
     while (i < ns || j < nr) {
-        int c = i < ns && j < nr ? sp_mpi_end_by_key(&(sp_mpi_end){sends[i].src, sends[i].dst, sends[i].tag,
-                                                        sends[i].comm, 0, 0},
-                                          &(sp_mpi_end){recvs[j].src, recvs[j].dst, recvs[j].tag,
-                                                        recvs[j].comm, 0, 0})
-                                 : (i < ns ? -1 : 1);
+        int c = i < ns && j < nr
+                    ? sp_mpi_end_by_key(&(sp_mpi_end){sends[i].src, sends[i].dst, sends[i].tag,
+                                                      sends[i].comm, 0, 0},
+                                        &(sp_mpi_end){recvs[j].src, recvs[j].dst, recvs[j].tag,
+                                                      recvs[j].comm, 0, 0})
+                    : (i < ns ? -1 : 1);
         size_t i_end = i, j_end = j;
         if (c <= 0)
             while (i_end < ns && same_key(&sends[i_end], &sends[i]))

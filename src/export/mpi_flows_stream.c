@@ -1,6 +1,7 @@
 /* mpi_flows_stream.c - the message ends of a run source, read in windows
  * (mpi_flows.h, "on the stream"): the chrome and perfetto exports pair
- * them as the in-memory path does, without loading the run. */
+ * them as the in-memory path does, without loading the run, in a memory
+ * budget (ext_sort.h, mpi_flows_external.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
