@@ -852,9 +852,9 @@ int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
         rc = 1;
     }
     if (rc == 0 && p.ends.on) {
-        if (sp_mpi_flows_stream_pair(&p.ends, &flows) != 0)
-            rc = -1;
-        else
+        /* 1: why says (nothing written yet, the in-memory path may do) */
+        rc = sp_mpi_flows_stream_pair(&p.ends, &flows);
+        if (rc == 0)
             w->flows = &flows;
     }
     for (long k = 0; k < num_ranks && rc == 0; k++) {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int by_key(const void *a, const void *b)
+int sp_mpi_end_by_key(const void *a, const void *b)
 {
     const sp_mpi_end *x = a, *y = b;
     const int64_t kx[6] = {x->src, x->dst, x->tag, x->comm, x->start, (int64_t)x->event};
@@ -112,17 +112,18 @@ int sp_mpi_flows_pair(sp_mpi_end *sends, size_t ns, sp_mpi_end *recvs, size_t nr
                       sp_mpi_flows *out)
 {
     *out = (sp_mpi_flows){0};
-    sp_sort_in_place(sends, ns, sizeof *sends, by_key);
-    sp_sort_in_place(recvs, nr, sizeof *recvs, by_key);
+    sp_sort_in_place(sends, ns, sizeof *sends, sp_mpi_end_by_key);
+    sp_sort_in_place(recvs, nr, sizeof *recvs, sp_mpi_end_by_key);
     /* Walk the keys of both lists in order; a paired end's start (no
      * longer needed) becomes its message id, 0 for the ends left out. */
     size_t i = 0, j = 0;
     while (i < ns || j < nr) {
-        int c = i < ns && j < nr ? by_key(&(sp_mpi_end){sends[i].src, sends[i].dst, sends[i].tag,
-                                                        sends[i].comm, 0, 0},
-                                          &(sp_mpi_end){recvs[j].src, recvs[j].dst, recvs[j].tag,
-                                                        recvs[j].comm, 0, 0})
-                                 : (i < ns ? -1 : 1);
+        int c = i < ns && j < nr
+                    ? sp_mpi_end_by_key(&(sp_mpi_end){sends[i].src, sends[i].dst, sends[i].tag,
+                                                      sends[i].comm, 0, 0},
+                                        &(sp_mpi_end){recvs[j].src, recvs[j].dst, recvs[j].tag,
+                                                      recvs[j].comm, 0, 0})
+                    : (i < ns ? -1 : 1);
         size_t i_end = i, j_end = j;
         if (c <= 0)
             while (i_end < ns && same_key(&sends[i_end], &sends[i]))
@@ -232,12 +233,15 @@ int sp_mpi_flows_build_selected(const sp_profile *p, const sp_selection *sel,
 
 void sp_mpi_flows_free(sp_mpi_flows *flows)
 {
+    sp_mpi_flows_file_free(flows->file);
     free(flows->ends);
     *flows = (sp_mpi_flows){0};
 }
 
 const sp_mpi_flow_end *sp_mpi_flows_at(const sp_mpi_flows *flows, uint64_t e, size_t *count)
 {
+    if (flows->file)
+        return sp_mpi_flows_file_at(flows->file, e, count);
     size_t lo = 0, hi = flows->num_ends;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;

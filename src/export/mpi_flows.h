@@ -26,11 +26,17 @@ typedef struct sp_mpi_flow_end {
     int send;                 /* 1: the send end, 0: the receive end */
 } sp_mpi_flow_end;
 
+typedef struct sp_mpi_flows_file sp_mpi_flows_file;
+
 typedef struct sp_mpi_flows {
     size_t num_ends;
-    sp_mpi_flow_end *ends;    /* by event, then send before receive */
+    sp_mpi_flow_end *ends;    /* by event, then send before receive; NULL
+                                 when they are in `file` */
     uint64_t messages;        /* pairs */
     uint64_t unpaired;        /* ends left out */
+    sp_mpi_flows_file *file;  /* past the budget (mpi_flows_external.c):
+                                 the ends in a temporary file, read one
+                                 rank file's slice at a time */
 } sp_mpi_flows;
 
 /* Pair the ends among events with kept[e] != 0 (kept may be NULL: all).
@@ -61,40 +67,77 @@ int sp_mpi_flows_pair(sp_mpi_end *sends, size_t ns, sp_mpi_end *recvs, size_t nr
 void sp_sort_in_place(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
 /* ---- The same flows from a run source (mpi_flows_stream.c) ----------------
- * A first pass over the selected ranks' rows reads the MPI columns in
- * windows and keeps every event that is a message end (48 bytes each);
- * the exporter's own first pass marks the ends of the calls it keeps;
- * then they are paired.  Events are numbered as sp_load_run numbers them
- * (an order-preserving index: the in-memory tie break), so the ids are
- * the in-memory path's.  Memory follows the point-to-point ends, not the
- * calls. */
+ * The exporter's first pass marks each call it keeps (one bit per event of
+ * the rank file it is in); when the pass moves to another file, and at the
+ * pairing, the marked file's rows of the selected ranks are read in
+ * windows and each kept event that is a message end becomes a 48-byte
+ * record (key, start, event) in one of two external sorts (ext_sort.h,
+ * sends and receives, in the budget sp_flows_budget).  Under the budget
+ * they are paired in memory by sp_mpi_flows_pair; past it by merging
+ * the sorted runs (mpi_flows_external.c): the same ids, the flow ends in a
+ * temporary file read one rank file's slice at a time.  Events are
+ * numbered as sp_load_run numbers them (an order-preserving index: the
+ * in-memory tie break), so the ids are the in-memory path's. */
+struct sp_ext_sort;
 typedef struct sp_mpi_flows_stream {
     const sp_run_source *src;
     int on;                   /* the run has the five columns flows read */
     uint64_t *file_base;      /* per path: index of its first event */
-    sp_mpi_end *sends, *recvs; /* candidates, by event */
-    size_t num_sends, num_recvs;
-    unsigned char *send_kept, *recv_kept;
+    uint32_t *ranks;          /* the selected ranks, ascending */
+    long num_ranks;
+    size_t *by_base;          /* the files with events, by their base */
+    size_t num_by_base;
+    long file;                /* the file of the marks, -1 none */
+    unsigned char *kept;      /* its kept events, one bit each */
+    size_t kept_cap;          /* bytes */
+    uint64_t lo, hi;          /* the marked positions in the file */
+    int64_t *window;          /* the columns read, 6 x 16,384 values */
+    struct sp_ext_sort *sends, *recvs;
+    size_t budget;
+    int failed;               /* a read or the memory failed: why says */
+    char *why;
+    size_t whylen;
 } sp_mpi_flows_stream;
 
 /* Per file of the run: the index sp_load_run gives its first event (an
  * order-preserving numbering of the run's events: file base + the event's
  * position in its file).  malloc'ed, NULL when out of memory. */
 uint64_t *sp_run_source_event_bases(const sp_run_source *src);
-/* Collect the ends of the rows of `ranks` (ascending).  0; 1 when a column
- * does not read (why set: the in-memory path words it); -1 out of memory.
- * A run without the columns gives on = 0 and no ends. */
+/* Ready to collect the ends of the rows of `ranks` (ascending); why
+ * (whylen bytes) must outlive s: a later failure is worded there.  0, or
+ * -1 out of memory.  A run without the columns gives on = 0 and no ends. */
 int sp_mpi_flows_stream_open(sp_mpi_flows_stream *s, const sp_run_source *src,
                              const uint32_t *ranks, long num_ranks, char *why, size_t whylen);
 /* The event of a call: skeleton row, position in the row. */
 uint64_t sp_mpi_flows_stream_event(const sp_mpi_flows_stream *s, size_t row,
                                    uint64_t call_index);
-/* The call at `event` is kept by the export. */
+/* The call at `event` is kept by the export (called once per kept call). */
 void sp_mpi_flows_stream_keep(sp_mpi_flows_stream *s, uint64_t event);
-/* Pair the kept ends into *out (the candidates are released).  0, -1. */
+/* Pair the kept ends into *out (the candidates are released).  0, or 1
+ * with why set (a column does not read, out of memory, or the temporary
+ * file failed): nothing is written yet, the in-memory path may still do. */
 int sp_mpi_flows_stream_pair(sp_mpi_flows_stream *s, sp_mpi_flows *out);
 void sp_mpi_flows_stream_close(sp_mpi_flows_stream *s);
-/* The ends at event e: *count of them (0, 1 or 2) starting at the result. */
+/* The ends at event e: *count of them (0, 1 or 2) starting at the result
+ * (valid until the next call). */
 const sp_mpi_flow_end *sp_mpi_flows_at(const sp_mpi_flows *flows, uint64_t e, size_t *count);
+
+/* ---- Past the budget (mpi_flows_external.c) ------------------------------
+ * Pair sends and recvs (external sorts by key, start, event: by_key),
+ * finished here and freed by the caller, as sp_mpi_flows_pair does: a first
+ * merge counts each key's ends and keeps the keys whose counts differ, a
+ * second numbers the others' pairs; the flow ends go through a third
+ * external sort by event (3/4 of the budget: the two merges read in the
+ * rest) into a temporary file, cut at bounds[] (ascending event indexes:
+ * the first event of each rank file), unless they fit in it.  0, or -1
+ * (out of memory, a temporary file failed). */
+int sp_mpi_flows_pair_external(struct sp_ext_sort *sends, struct sp_ext_sort *recvs,
+                               size_t budget, const uint64_t *bounds, size_t num_bounds,
+                               sp_mpi_flows *out);
+/* The ends at e from the file: the slice of e's rank file loaded first. */
+const sp_mpi_flow_end *sp_mpi_flows_file_at(sp_mpi_flows_file *file, uint64_t e, size_t *count);
+void sp_mpi_flows_file_free(sp_mpi_flows_file *file);
+/* The order sp_mpi_flows_pair pairs in (key, start, event). */
+int sp_mpi_end_by_key(const void *a, const void *b);
 
 #endif

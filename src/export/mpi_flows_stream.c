@@ -1,10 +1,12 @@
 /* mpi_flows_stream.c - the message ends of a run source, read in windows
  * (mpi_flows.h, "on the stream"): the chrome and perfetto exports pair
- * them as the in-memory path does, without loading the run. */
+ * them as the in-memory path does, without loading the run, in a memory
+ * budget (ext_sort.h, mpi_flows_external.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ext_sort.h"
 #include "mpi_flows.h"
 #include "scopeprof/h5.h"
 
@@ -19,7 +21,6 @@ typedef struct reading {
     long file;                  /* of the open reader, -1 none */
     sp_h5_event_reader *reader;
     int64_t *col[6];            /* comm, peer, tag, source, recv tag, start */
-    size_t sends_cap, recvs_cap;
 } reading;
 
 static int in_ranks(const uint32_t *ranks, long n, uint32_t rank)
@@ -35,18 +36,9 @@ static int in_ranks(const uint32_t *ranks, long n, uint32_t rank)
     return lo < n && ranks[lo] == rank;
 }
 
-static int push(sp_mpi_end **v, size_t *n, size_t *cap, sp_mpi_end e)
+static int is_kept(const sp_mpi_flows_stream *s, uint64_t pos)
 {
-    if (*n == *cap) {
-        size_t grown_cap = *cap ? 2 * *cap : 1024;
-        sp_mpi_end *grown = realloc(*v, grown_cap * sizeof *grown);
-        if (!grown)
-            return -1;
-        *v = grown;
-        *cap = grown_cap;
-    }
-    (*v)[(*n)++] = e;
-    return 0;
+    return (s->kept[pos >> 3] >> (pos & 7)) & 1;
 }
 
 /* count values of MPI column c from pos; -1 where the file lacks it (the
@@ -61,7 +53,8 @@ static int read_extra(reading *r, int c, uint64_t pos, size_t count, int64_t *ou
     return sp_h5_event_reader_read_extra(r->reader, c, pos, count, out) ? 1 : 0;
 }
 
-/* The ends among the events of skeleton row `r`.  0, 1 (a read failed), -1. */
+/* The ends among the kept events of skeleton row `r` (of the marked file).
+ * 0, 1 (a read failed), -1. */
 static int row_ends(sp_mpi_flows_stream *s, reading *rd, size_t r, char *why, size_t whylen)
 {
     const sp_row *row = &s->src->profile->rows[r];
@@ -110,14 +103,14 @@ static int row_ends(sp_mpi_flows_stream *s, reading *rd, size_t r, char *why, si
         for (size_t i = 0; i < n; i++) {
             if (comm[i] < 0)
                 continue;
+            if (!is_kept(s, pos + i))
+                continue;
             uint64_t e = s->file_base[file] + pos + i;
-            if (peer[i] >= 0 && tag[i] >= 0 &&
-                push(&s->sends, &s->num_sends, &rd->sends_cap,
-                     (sp_mpi_end){row->rank, peer[i], tag[i], comm[i], start[i], e}) < 0)
+            sp_mpi_end send = {row->rank, peer[i], tag[i], comm[i], start[i], e};
+            sp_mpi_end recv = {source[i], row->rank, rtag[i], comm[i], start[i], e};
+            if (peer[i] >= 0 && tag[i] >= 0 && sp_ext_sort_push(s->sends, &send) < 0)
                 return -1;
-            if (source[i] >= 0 && rtag[i] >= 0 &&
-                push(&s->recvs, &s->num_recvs, &rd->recvs_cap,
-                     (sp_mpi_end){source[i], row->rank, rtag[i], comm[i], start[i], e}) < 0)
+            if (source[i] >= 0 && rtag[i] >= 0 && sp_ext_sort_push(s->recvs, &recv) < 0)
                 return -1;
         }
     }
@@ -150,10 +143,17 @@ uint64_t *sp_run_source_event_bases(const sp_run_source *src)
     return base;
 }
 
-static int by_event(const void *a, const void *b)
+typedef struct based {
+    uint64_t base;
+    size_t file;
+} based;
+
+static int by_base(const void *a, const void *b)
 {
-    const sp_mpi_end *x = a, *y = b;
-    return (x->event > y->event) - (x->event < y->event);
+    const based *x = a, *y = b;
+    if (x->base != y->base)
+        return x->base < y->base ? -1 : 1;
+    return (x->file > y->file) - (x->file < y->file);
 }
 
 int sp_mpi_flows_stream_open(sp_mpi_flows_stream *s, const sp_run_source *src,
@@ -161,6 +161,9 @@ int sp_mpi_flows_stream_open(sp_mpi_flows_stream *s, const sp_run_source *src,
 {
     memset(s, 0, sizeof *s);
     s->src = src;
+    s->file = -1;
+    s->why = why;
+    s->whylen = whylen;
     /* As in memory: a column no file has leaves the run without flows. */
     s->on = 1;
     for (int k = 0; k < 5; k++) {
@@ -171,27 +174,39 @@ int sp_mpi_flows_stream_open(sp_mpi_flows_stream *s, const sp_run_source *src,
     }
     if (!s->on)
         return 0;
-    if (!(s->file_base = sp_run_source_event_bases(src)))
+    s->budget = sp_flows_budget();
+    if (!(s->file_base = sp_run_source_event_bases(src)) ||
+        !(s->ranks = malloc(((size_t)num_ranks + 1) * sizeof *s->ranks)) ||
+        !(s->by_base = malloc((src->num_paths + 1) * sizeof *s->by_base)) ||
+        !(s->window = malloc(6 * WINDOW * sizeof *s->window)) ||
+        !(s->sends = sp_ext_sort_new(sizeof(sp_mpi_end), sp_mpi_end_by_key, s->budget / 2)) ||
+        !(s->recvs = sp_ext_sort_new(sizeof(sp_mpi_end), sp_mpi_end_by_key, s->budget / 2)))
         return -1;
-    reading rd = {.src = src, .file = -1};
-    int64_t *buf = malloc(6 * WINDOW * sizeof *buf);
-    int rc = buf ? 0 : -1;
-    for (int k = 0; k < 6 && buf; k++)
-        rd.col[k] = buf + (size_t)k * WINDOW;
-    for (size_t r = 0; rc == 0 && r < src->profile->num_rows; r++)
-        if (in_ranks(ranks, num_ranks, src->profile->rows[r].rank))
-            rc = row_ends(s, &rd, r, why, whylen);
-    sp_h5_event_reader_close(rd.reader);
-    free(buf);
-    if (rc == 0) {
-        sp_sort_in_place(s->sends, s->num_sends, sizeof *s->sends, by_event);
-        sp_sort_in_place(s->recvs, s->num_recvs, sizeof *s->recvs, by_event);
-        s->send_kept = calloc(s->num_sends + 1, 1);
-        s->recv_kept = calloc(s->num_recvs + 1, 1);
-        if (!s->send_kept || !s->recv_kept)
-            rc = -1;
+    if (num_ranks > 0)
+        memcpy(s->ranks, ranks, (size_t)num_ranks * sizeof *ranks);
+    s->num_ranks = num_ranks;
+    /* the files with rows and events, by base: the file of a kept event,
+     * the start of a slice of flow ends */
+    based *v = calloc(src->num_paths + 1, sizeof *v);
+    unsigned char *seen = calloc(src->num_paths + 1, 1);
+    if (!v || !seen) {
+        free(v);
+        free(seen);
+        return -1;
     }
-    return rc;
+    for (size_t r = 0; r < src->profile->num_rows; r++)
+        seen[src->row_file[r]] = 1;
+    size_t n = 0;
+    for (size_t f = 0; f < src->num_paths; f++)
+        if (seen[f] && src->shapes[f].num_events)
+            v[n++] = (based){s->file_base[f], f};
+    qsort(v, n, sizeof *v, by_base);
+    for (size_t i = 0; i < n; i++)
+        s->by_base[i] = v[i].file;
+    s->num_by_base = n;
+    free(v);
+    free(seen);
+    return 0;
 }
 
 uint64_t sp_mpi_flows_stream_event(const sp_mpi_flows_stream *s, size_t row, uint64_t call_index)
@@ -199,35 +214,87 @@ uint64_t sp_mpi_flows_stream_event(const sp_mpi_flows_stream *s, size_t row, uin
     return s->file_base[s->src->row_file[row]] + s->src->profile->rows[row].offset + call_index;
 }
 
-static void mark(const sp_mpi_end *v, size_t n, unsigned char *kept, uint64_t event)
+static void fail(sp_mpi_flows_stream *s, int rc)
 {
-    size_t lo = 0, hi = n;
+    if (rc < 0)
+        snprintf(s->why, s->whylen,
+                 "MPI message ends: out of memory, or a temporary file failed");
+    s->failed = 1;
+}
+
+/* The marked file's kept ends into the sorts; the marks cleared. */
+static int flush(sp_mpi_flows_stream *s)
+{
+    if (s->file < 0)
+        return 0;
+    const sp_profile *p = s->src->profile;
+    reading rd = {.src = s->src, .file = -1};
+    for (int k = 0; k < 6; k++)
+        rd.col[k] = s->window + (size_t)k * WINDOW;
+    int rc = 0;
+    for (size_t r = 0; rc == 0 && r < p->num_rows; r++) {
+        const sp_row *row = &p->rows[r];
+        if ((long)s->src->row_file[r] != s->file || !row->count || row->offset > s->hi ||
+            row->offset + row->count <= s->lo || !in_ranks(s->ranks, s->num_ranks, row->rank))
+            continue;
+        rc = row_ends(s, &rd, r, s->why, s->whylen);
+    }
+    sp_h5_event_reader_close(rd.reader);
+    if (s->lo <= s->hi)
+        memset(s->kept + (s->lo >> 3), 0, (size_t)((s->hi >> 3) - (s->lo >> 3) + 1));
+    s->file = -1;
+    if (rc != 0)
+        fail(s, rc);
+    return rc;
+}
+
+/* The file whose events hold e, -1 none. */
+static long file_of(const sp_mpi_flows_stream *s, uint64_t e)
+{
+    size_t lo = 0, hi = s->num_by_base;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (v[mid].event < event)
+        if (s->file_base[s->by_base[mid]] <= e)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo < n && v[lo].event == event)
-        kept[lo] = 1;
+    if (!lo)
+        return -1;
+    size_t f = s->by_base[lo - 1];
+    return e - s->file_base[f] < s->src->shapes[f].num_events ? (long)f : -1;
 }
 
 void sp_mpi_flows_stream_keep(sp_mpi_flows_stream *s, uint64_t event)
 {
-    if (!s->on)
+    if (!s->on || s->failed)
         return;
-    mark(s->sends, s->num_sends, s->send_kept, event);
-    mark(s->recvs, s->num_recvs, s->recv_kept, event);
-}
-
-static size_t compact(sp_mpi_end *v, size_t n, const unsigned char *kept)
-{
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        if (kept[i])
-            v[m++] = v[i];
-    return m;
+    long f = s->file;
+    if (f < 0 || event < s->file_base[f] ||
+        event - s->file_base[f] >= s->src->shapes[f].num_events) {
+        if (flush(s) != 0 || (f = file_of(s, event)) < 0)
+            return;
+        size_t bytes = (size_t)(s->src->shapes[f].num_events / 8 + 1);
+        if (bytes > s->kept_cap) {
+            unsigned char *grown = realloc(s->kept, bytes);
+            if (!grown) {
+                fail(s, -1);
+                return;
+            }
+            memset(grown + s->kept_cap, 0, bytes - s->kept_cap);
+            s->kept = grown;
+            s->kept_cap = bytes;
+        }
+        s->file = f;
+        s->lo = UINT64_MAX;
+        s->hi = 0;
+    }
+    uint64_t pos = event - s->file_base[f];
+    s->kept[pos >> 3] |= (unsigned char)(1u << (pos & 7));
+    if (pos < s->lo)
+        s->lo = pos;
+    if (pos > s->hi)
+        s->hi = pos;
 }
 
 int sp_mpi_flows_stream_pair(sp_mpi_flows_stream *s, sp_mpi_flows *out)
@@ -235,25 +302,62 @@ int sp_mpi_flows_stream_pair(sp_mpi_flows_stream *s, sp_mpi_flows *out)
     *out = (sp_mpi_flows){0};
     if (!s->on)
         return 0;
-    size_t ns = compact(s->sends, s->num_sends, s->send_kept);
-    size_t nr = compact(s->recvs, s->num_recvs, s->recv_kept);
-    free(s->send_kept);
-    free(s->recv_kept);
-    s->send_kept = s->recv_kept = NULL;
-    int rc = sp_mpi_flows_pair(s->sends, ns, s->recvs, nr, out); /* frees them */
+    if (!s->failed)
+        flush(s);
+    if (s->failed)
+        return 1;
+    int rc;
+    if (!sp_ext_sort_spilled(s->sends) && !sp_ext_sort_spilled(s->recvs)) {
+        /* under the budget: as before, in memory */
+        size_t ns = 0, nr = 0;
+        sp_mpi_end *sends = sp_ext_sort_take(s->sends, &ns);
+        sp_mpi_end *recvs = sp_ext_sort_take(s->recvs, &nr);
+        if (!sends)
+            sends = malloc(sizeof *sends);
+        if (!recvs)
+            recvs = malloc(sizeof *recvs);
+        if (sends && recvs) {
+            rc = sp_mpi_flows_pair(sends, ns, recvs, nr, out); /* frees them */
+        } else {
+            free(sends);
+            free(recvs);
+            rc = -1;
+        }
+    } else {
+        uint64_t *bounds = malloc((s->num_by_base + 1) * sizeof *bounds);
+        for (size_t i = 0; bounds && i < s->num_by_base; i++)
+            bounds[i] = s->file_base[s->by_base[i]];
+        rc = bounds ? sp_mpi_flows_pair_external(s->sends, s->recvs, s->budget, bounds,
+                                                 s->num_by_base, out)
+                    : -1;
+        free(bounds);
+        /* (the tests check that their tiny budget took this path) */
+        const char *trace = getenv("SCOPEPROF_EXPORT_TRACE");
+        if (rc == 0 && trace && !strcmp(trace, "1"))
+            fprintf(stderr,
+                    "scopeprof export: MPI message ends past the budget (%zu bytes): "
+                    "paired through temporary files, flow ends %s\n",
+                    s->budget, out->file ? "read per rank file" : "in memory");
+    }
+    sp_ext_sort_free(s->sends);
+    sp_ext_sort_free(s->recvs);
     s->sends = s->recvs = NULL;
-    s->num_sends = s->num_recvs = 0;
-    if (rc != 0)
+    if (rc != 0) {
         sp_mpi_flows_free(out);
-    return rc;
+        fail(s, rc);
+        return 1;
+    }
+    return 0;
 }
 
 void sp_mpi_flows_stream_close(sp_mpi_flows_stream *s)
 {
     free(s->file_base);
-    free(s->sends);
-    free(s->recvs);
-    free(s->send_kept);
-    free(s->recv_kept);
+    free(s->ranks);
+    free(s->by_base);
+    free(s->kept);
+    free(s->window);
+    sp_ext_sort_free(s->sends);
+    sp_ext_sort_free(s->recvs);
     memset(s, 0, sizeof *s);
 }

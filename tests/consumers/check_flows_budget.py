@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+"""MPI message flows past the pairing budget (docs/stream.md, "MPI messages
+and records"): with SCOPEPROF_FLOWS_BUDGET small enough, the streamed
+`export chrome` and `export perfetto` pair the message ends through sorted
+runs in temporary files and read the flow ends back one rank file at a
+time; the bytes must be the in-memory path's (SCOPEPROF_EXPORT_IN_MEMORY=1).
+Inputs: scripts/bench/gen_mpi_ranks.py's rank files (half the calls are
+message ends) and tests/programs/mpi/mpi_calls.c on 4 ranks under the shim
+with each MPI built, with filters that drop ends (their messages are left
+out), ranks and calls.  The trace line says the external path was taken;
+no temporary file is left in TMPDIR."""
+import os
+import subprocess
+
+from common import MPI_LAUNCHERS, SCOPEPROF, fail, mpi_calls_run, workdir
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GEN = os.path.join(HERE, "..", "..", "scripts", "bench", "gen_mpi_ranks.py")
+EXTERNAL = "scopeprof export: MPI message ends past the budget"
+
+LAST = ""  # the stderr of the last streamed export
+d = workdir("flows_budget")
+tmp = os.path.join(d, "tmp")
+os.makedirs(tmp)
+
+
+def export(label, fmt, files, out, budget, *options, external=True):
+    """Streamed with `budget`, in memory, and the same bytes."""
+    def run(path, **env):
+        return subprocess.run([SCOPEPROF, "export", fmt, *files, "-o", path, *options],
+                              capture_output=True, text=True,
+                              env=dict(os.environ, TMPDIR=tmp, **env))
+    memory = out + ".in-memory"
+    s = run(out, SCOPEPROF_EXPORT_TRACE="1", SCOPEPROF_FLOWS_BUDGET=budget)
+    m = run(memory, SCOPEPROF_EXPORT_IN_MEMORY="1")
+    global LAST
+    LAST = s.stderr
+    name = f"{label} {fmt} {' '.join(options)} (budget {budget})"
+    if s.returncode or m.returncode:
+        fail(f"{name}: exited {s.returncode}, in memory {m.returncode}:\n{s.stderr}{m.stderr}")
+    if "scopeprof export: streamed\n" not in s.stderr:
+        fail(f"{name}: not streamed:\n{s.stderr}")
+    if (EXTERNAL in s.stderr) != external:
+        fail(f"{name}: the external pairing was {'not ' if external else ''}taken:\n{s.stderr}")
+    with open(out, "rb") as a, open(memory, "rb") as b:
+        if a.read() != b.read():
+            fail(f"{name}: the streamed export differs from the in-memory one")
+    if os.listdir(tmp):
+        fail(f"{name}: left {os.listdir(tmp)} in TMPDIR")
+    os.unlink(out)
+    os.unlink(memory)
+    print(f"ok: {name}: the in-memory bytes"
+          f"{' through temporary files' if external else ', in memory'}")
+
+
+# 3 ranks of 4,001 calls: 6,000 message ends
+run = os.path.join(d, "gen")
+subprocess.run(["/usr/bin/python3", GEN, run, "3", "4001"], check=True, capture_output=True)
+files = sorted(os.path.join(run, f) for f in os.listdir(run))
+for fmt in ("chrome", "perfetto"):
+    out = os.path.join(d, f"gen.{fmt}")
+    # (3,000 sends and as many receives of 48 bytes, 6,000 flow ends of 24)
+    # runs of 42 ends and the flow ends in a file; runs of 1,000 ends and
+    # the flow ends in a file; runs of 2,000 ends and the flow ends in
+    # memory; the default budget takes no file
+    for budget, where in (("4096", "file"), ("96K", "file"), ("192K", "memory")):
+        export("gen_mpi_ranks", fmt, files, out, budget)
+        if f"flow ends {'read per rank file' if where == 'file' else 'in memory'}" not in LAST:
+            fail(f"{fmt} (budget {budget}): the flow ends were not {where}: {LAST}")
+    export("gen_mpi_ranks", fmt, files, out, "64M", external=False)
+    for options in (["--ranks", "0,2"], ["--exclude", "MPI_Recv"], ["--min-duration", "0.00000002"],
+                    ["--include", "MPI_Send"]):
+        export("gen_mpi_ranks", fmt, files, out, "4K", *options)
+
+# the shim's MPI program (wildcard receives, MPI_Sendrecv, sub-communicators)
+ran = 0
+for family in MPI_LAUNCHERS:
+    files = mpi_calls_run(d, family)
+    if files is None:
+        continue
+    for fmt in ("chrome", "perfetto"):
+        out = os.path.join(d, f"{family}.{fmt}")
+        for options in ([], ["--exclude", "MPI_Send"], ["--ranks", "1,2"],
+                        ["--min-duration", "0.000001"]):
+            export(family, fmt, files, out, "1", *options)
+    ran += 1
+if ran == 0:
+    print("note: no MPI built: the shim's MPI program was not checked")
+
+# a value that is not a size: one line, the default budget
+bad = subprocess.run([SCOPEPROF, "export", "chrome", run, "-o", os.path.join(d, "bad.json")],
+                     capture_output=True, text=True,
+                     env=dict(os.environ, SCOPEPROF_FLOWS_BUDGET="lots"))
+want = ("scopeprof: SCOPEPROF_FLOWS_BUDGET=lots is not a size (bytes, or a number with K, M "
+        "or G): using 64M\n")
+if bad.returncode or bad.stderr.count(want) != 1:
+    fail(f"SCOPEPROF_FLOWS_BUDGET=lots: exited {bad.returncode}:\n{bad.stderr}")
+print("ok: a budget that is not a size is named once, the default used")

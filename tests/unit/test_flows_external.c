@@ -1,0 +1,195 @@
+/* test_flows_external.c - the external sort (src/export/ext_sort.h) and
+ * the pairing past the budget (mpi_flows_external.c): the same order as a
+ * sort in memory, and the same message ids, counts and ends as
+ * sp_mpi_flows_pair, with budgets that make many runs, one, or none. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "export/ext_sort.h"
+#include "export/mpi_flows.h"
+
+typedef struct rec {
+    uint64_t key, tie;
+    char pad[8];
+} rec;
+
+static int by_rec(const void *a, const void *b)
+{
+    const rec *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->tie > y->tie) - (x->tie < y->tie);
+}
+
+static uint64_t lcg(uint64_t *s)
+{
+    *s = *s * 6364136223846793005u + 1442695040888963407u;
+    return *s >> 33;
+}
+
+/* A private TMPDIR, so that a file left behind is seen. */
+static char tmp[64];
+
+static void make_tmp(void)
+{
+    snprintf(tmp, sizeof tmp, "/tmp/sp-flows-ext-XXXXXX");
+    cr_assert_not_null(mkdtemp(tmp));
+    setenv("TMPDIR", tmp, 1);
+}
+
+static void remove_tmp(void)
+{
+    DIR *d = opendir(tmp);
+    cr_assert_not_null(d);
+    int left = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        left += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    cr_expect_eq(left, 0, "%d temporary files left in TMPDIR", left);
+    rmdir(tmp);
+    unsetenv("TMPDIR");
+}
+
+TestSuite(flows_external, .init = make_tmp, .fini = remove_tmp);
+
+Test(flows_external, merges_runs_in_the_order_of_a_sort_in_memory)
+{
+    const size_t n = 5000;
+    rec *want = malloc(n * sizeof *want);
+    uint64_t seed = 7;
+    for (size_t i = 0; i < n; i++)
+        want[i] = (rec){lcg(&seed) % 100, i, {0}};
+    /* budgets: a run per 4 records (the least), per 100, one run, none */
+    const size_t budgets[] = {1, 100 * sizeof(rec), (n - 1) * sizeof(rec), 10 * n * sizeof(rec)};
+    for (size_t b = 0; b < sizeof budgets / sizeof *budgets; b++) {
+        sp_ext_sort *s = sp_ext_sort_new(sizeof(rec), by_rec, budgets[b]);
+        cr_assert_not_null(s);
+        for (size_t i = 0; i < n; i++)
+            cr_assert_eq(sp_ext_sort_push(s, &want[i]), 0);
+        cr_expect_eq(sp_ext_sort_count(s), n);
+        cr_expect_eq(sp_ext_sort_spilled(s), b < 3, "budget %zu", budgets[b]);
+        cr_assert_eq(sp_ext_sort_finish(s), 0);
+        qsort(want, n, sizeof *want, by_rec);
+        for (int pass = 0; pass < 2; pass++) {
+            if (pass)
+                cr_assert_eq(sp_ext_sort_rewind(s), 0);
+            size_t got = 0;
+            const rec *r;
+            while ((r = sp_ext_sort_next(s)) != NULL) {
+                cr_assert_lt(got, n);
+                cr_assert_eq(by_rec(r, &want[got]), 0, "budget %zu: record %zu", budgets[b],
+                             got);
+                got++;
+            }
+            cr_expect_eq(got, n, "budget %zu pass %d", budgets[b], pass);
+            cr_expect(!sp_ext_sort_failed(s));
+        }
+        sp_ext_sort_free(s);
+        /* shuffled again for the next budget */
+        for (size_t i = n - 1; i > 0; i--) {
+            size_t j = lcg(&seed) % (i + 1);
+            rec t = want[i];
+            want[i] = want[j];
+            want[j] = t;
+        }
+    }
+    free(want);
+}
+
+Test(flows_external, hands_back_what_fits_unsorted)
+{
+    sp_ext_sort *s = sp_ext_sort_new(sizeof(rec), by_rec, 1 << 20);
+    for (uint64_t i = 0; i < 10; i++) {
+        rec r = {10 - i, i, {0}};
+        cr_assert_eq(sp_ext_sort_push(s, &r), 0);
+    }
+    size_t n = 0;
+    rec *v = sp_ext_sort_take(s, &n);
+    cr_assert_eq(n, 10);
+    for (uint64_t i = 0; i < 10; i++)
+        cr_expect_eq(v[i].key, 10 - i);
+    free(v);
+    sp_ext_sort_free(s);
+}
+
+/* Random ends over few keys (so keys repeat), some keys short of a
+ * receive: pair them in memory and externally. */
+static void random_ends(uint64_t seed, size_t n, sp_mpi_end **sends, size_t *ns,
+                        sp_mpi_end **recvs, size_t *nr)
+{
+    *sends = malloc(n * sizeof **sends);
+    *recvs = malloc(n * sizeof **recvs);
+    *ns = *nr = 0;
+    for (size_t e = 0; e < n; e++) {
+        int64_t src = (int64_t)(lcg(&seed) % 4), dst = (int64_t)(lcg(&seed) % 4),
+                tag = (int64_t)(lcg(&seed) % 3), start = (int64_t)(lcg(&seed) % 50);
+        sp_mpi_end x = {src, dst, tag, 0, start, 2 * e};
+        (*sends)[(*ns)++] = x;
+        /* the receive, at a later event, except for key (1, 2, 0) now and
+         * then: that key's counts differ */
+        if (!(src == 1 && dst == 2 && tag == 0 && lcg(&seed) % 7 == 0)) {
+            x.event = 2 * e + 1;
+            x.start += 5;
+            (*recvs)[(*nr)++] = x;
+        }
+    }
+}
+
+Test(flows_external, pairs_as_in_memory)
+{
+    const size_t n = 3000;
+    sp_mpi_end *sends, *recvs;
+    size_t ns, nr;
+    random_ends(11, n, &sends, &ns, &recvs, &nr);
+    sp_mpi_end *s2 = malloc(ns * sizeof *s2), *r2 = malloc(nr * sizeof *r2);
+    memcpy(s2, sends, ns * sizeof *s2);
+    memcpy(r2, recvs, nr * sizeof *r2);
+    sp_mpi_flows want;
+    cr_assert_eq(sp_mpi_flows_pair(s2, ns, r2, nr, &want), 0);
+    cr_assert_gt(want.unpaired, 0, "the test needs a key left out");
+    cr_assert_gt(want.messages, 0);
+    /* the events cut in 7 slices, as rank files would be */
+    const uint64_t bounds[] = {0, 100, 1000, 1001, 2500, 4000, 5999};
+    /* budgets: everything spilled, the pairing spilled and the flow ends
+     * in memory */
+    const size_t budgets[] = {1, 4096, 200000};
+    for (size_t b = 0; b < sizeof budgets / sizeof *budgets; b++) {
+        sp_ext_sort *a = sp_ext_sort_new(sizeof(sp_mpi_end), sp_mpi_end_by_key, budgets[b] / 2);
+        sp_ext_sort *c = sp_ext_sort_new(sizeof(sp_mpi_end), sp_mpi_end_by_key, budgets[b] / 2);
+        for (size_t i = 0; i < ns; i++)
+            cr_assert_eq(sp_ext_sort_push(a, &sends[i]), 0);
+        for (size_t i = 0; i < nr; i++)
+            cr_assert_eq(sp_ext_sort_push(c, &recvs[i]), 0);
+        cr_assert(sp_ext_sort_spilled(a) && sp_ext_sort_spilled(c));
+        sp_mpi_flows got;
+        cr_assert_eq(sp_mpi_flows_pair_external(a, c, budgets[b], bounds, 7, &got), 0);
+        sp_ext_sort_free(a);
+        sp_ext_sort_free(c);
+        cr_expect_eq(got.messages, want.messages);
+        cr_expect_eq(got.unpaired, want.unpaired);
+        cr_expect_eq(got.num_ends, want.num_ends);
+        cr_expect_eq(got.file != NULL, b < 2, "budget %zu", budgets[b]);
+        /* every event, looked up in an order that changes slices often */
+        for (uint64_t k = 0; k < 2 * n; k++) {
+            uint64_t e = k % 2 ? 2 * n - k : k;
+            size_t cw = 0, cg = 0;
+            const sp_mpi_flow_end *fw = sp_mpi_flows_at(&want, e, &cw);
+            const sp_mpi_flow_end *fg = sp_mpi_flows_at(&got, e, &cg);
+            cr_assert_eq(cg, cw, "budget %zu event %llu", budgets[b], (unsigned long long)e);
+            for (size_t i = 0; i < cw; i++) {
+                cr_assert_eq(fg[i].id, fw[i].id);
+                cr_assert_eq(fg[i].send, fw[i].send);
+                cr_assert_eq(fg[i].event, fw[i].event);
+            }
+        }
+        sp_mpi_flows_free(&got);
+    }
+    sp_mpi_flows_free(&want);
+    free(sends);
+    free(recvs);
+}
