@@ -9,6 +9,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "model/temp_file.h"
 #include "mpi_flows.h" /* sp_sort_in_place */
 
 /* MIN_RUN: records per run and per read buffer at the least (a tiny
@@ -57,29 +58,8 @@ sp_ext_sort *sp_ext_sort_new(size_t size, int (*cmp)(const void *, const void *)
 
 static int open_file(sp_ext_sort *s)
 {
-    const char *dir = getenv("TMPDIR");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/scopeprof-flows-XXXXXX", dir && dir[0] ? dir : "/tmp");
-    s->fd = mkstemp(path);
-    if (s->fd < 0)
-        return -1;
-    unlink(path);
-    return 0;
-}
-
-static int write_all(int fd, const char *p, size_t left, off_t at)
-{
-    while (left) {
-        ssize_t w = pwrite(fd, p, left, at);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        left -= (size_t)w;
-        at += w;
-    }
-    return 0;
+    s->fd = sp_temp_file_open("scopeprof-flows");
+    return s->fd < 0 ? -1 : 0;
 }
 
 /* The gathered records, sorted, as the next run of the file. */
@@ -101,7 +81,7 @@ static int write_run(sp_ext_sort *s)
         const run *last = &s->runs[s->num_runs - 1];
         at = last->at + (off_t)(last->count * s->size);
     }
-    if (write_all(s->fd, s->v, s->n * s->size, at) != 0)
+    if (sp_temp_file_write(s->fd, s->v, s->n * s->size, at) != 0)
         return -1;
     s->runs[s->num_runs++] = (run){.at = at, .count = s->n};
     s->n = 0;
@@ -204,19 +184,8 @@ static int refill(sp_ext_sort *s, size_t r)
         return 0;
     if (!x->buf && !(x->buf = malloc(cap * s->size)))
         return -1;
-    char *p = x->buf;
-    size_t left = n * s->size;
-    off_t at = x->at + (off_t)(x->read * s->size);
-    while (left) {
-        ssize_t got = pread(s->fd, p, left, at);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            return -1;
-        p += got;
-        left -= (size_t)got;
-        at += got;
-    }
+    if (sp_temp_file_read(s->fd, x->buf, n * s->size, x->at + (off_t)(x->read * s->size)) != 0)
+        return -1;
     x->read += n;
     x->buf_n = n;
     x->buf_i = 0;

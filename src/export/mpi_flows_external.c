@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "ext_sort.h"
+#include "model/temp_file.h"
 #include "mpi_flows.h"
 
 struct sp_mpi_flows_file {
@@ -172,22 +173,6 @@ static int number_pairs(sp_ext_sort *sends, sp_ext_sort *recvs, const key *bad, 
     return sp_ext_sort_failed(sends) || sp_ext_sort_failed(recvs) ? -1 : 0;
 }
 
-static int write_all(int fd, const void *v, size_t left, off_t at)
-{
-    const char *p = v;
-    while (left) {
-        ssize_t w = pwrite(fd, p, left, at);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        left -= (size_t)w;
-        at += w;
-    }
-    return 0;
-}
-
 /* The flow ends, merged by event, into one temporary file cut in slices. */
 static sp_mpi_flows_file *write_slices(sp_ext_sort *flows, const uint64_t *bounds,
                                        size_t num_bounds)
@@ -202,12 +187,8 @@ static sp_mpi_flows_file *write_slices(sp_ext_sort *flows, const uint64_t *bound
     f->first = calloc(num_bounds + 2, sizeof *f->first);
     enum { CHUNK = 4096 };
     sp_mpi_flow_end *chunk = malloc(CHUNK * sizeof *chunk);
-    const char *dir = getenv("TMPDIR");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/scopeprof-flows-XXXXXX", dir && dir[0] ? dir : "/tmp");
-    if (!f->bounds || !f->first || !chunk || (f->fd = mkstemp(path)) < 0)
+    if (!f->bounds || !f->first || !chunk || (f->fd = sp_temp_file_open("scopeprof-flows")) < 0)
         goto fail;
-    unlink(path);
     if (num_bounds)
         memcpy(f->bounds, bounds, num_bounds * sizeof *bounds);
     size_t n = 0, slice = 0;
@@ -219,14 +200,14 @@ static sp_mpi_flows_file *write_slices(sp_ext_sort *flows, const uint64_t *bound
             f->first[++slice] = written + n;
         chunk[n++] = *e;
         if (n == CHUNK) {
-            if (write_all(f->fd, chunk, n * sizeof *chunk, (off_t)(written * sizeof *chunk)))
+            if (sp_temp_file_write(f->fd, chunk, n * sizeof *chunk, (off_t)(written * sizeof *chunk)))
                 goto fail;
             written += n;
             n = 0;
         }
     }
     if (sp_ext_sort_failed(flows) ||
-        write_all(f->fd, chunk, n * sizeof *chunk, (off_t)(written * sizeof *chunk)))
+        sp_temp_file_write(f->fd, chunk, n * sizeof *chunk, (off_t)(written * sizeof *chunk)))
         goto fail;
     written += n;
     while (slice < num_bounds)
@@ -282,19 +263,9 @@ static int load(sp_mpi_flows_file *f, size_t i)
         f->slice = grown;
         f->slice_cap = n;
     }
-    char *p = (char *)f->slice;
-    size_t left = n * sizeof *f->slice;
-    off_t at = (off_t)(f->first[i] * sizeof *f->slice);
-    while (left) {
-        ssize_t got = pread(f->fd, p, left, at);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            return -1;
-        p += got;
-        left -= (size_t)got;
-        at += got;
-    }
+    if (sp_temp_file_read(f->fd, f->slice, n * sizeof *f->slice,
+                          (off_t)(f->first[i] * sizeof *f->slice)) != 0)
+        return -1;
     f->slice_n = n;
     f->loaded = i;
     return 0;
