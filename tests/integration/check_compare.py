@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Comparing runs end to end (`scopeprof diff`, `check`, `flame --diff`):
 tests/programs/compare_work runs under the shim, some runs with one region
-doing 40 % more work (SCOPEPROF_TEST_SLOWER), and the commands are judged on
+doing 4x the work (SCOPEPROF_TEST_SLOWER), and the commands are judged on
 their exit status, their JSON and CSV (parsed) and the differential SVG
 (parsed as XML); two OpenMP runs (fork edges, nested teams) are compared
 too, grafted on the stream.
@@ -27,6 +27,7 @@ import xml.etree.ElementTree as ET
 scopeprof, shim, program = (os.path.abspath(p) for p in sys.argv[1:4])
 mpi_regions = os.path.abspath(sys.argv[4]) if len(sys.argv) > 4 else None
 SLOW = "main > solve > assemble"
+SAME_GATE = "50"
 failures = []
 
 
@@ -36,7 +37,12 @@ def check(cond, what):
         print("FAIL:", what, flush=True)
 
 
-def run_program(tmp, name, extra_env=None, args=()):
+# assemble does 2 of every step's 40 units of work (a twentieth of main), so
+# a planted change of assemble moves main and solve by a twentieth of it
+SPLIT = ("1000", "0", "2")
+
+
+def run_program(tmp, name, extra_env=None, args=SPLIT):
     """One run in its own directory; returns the directory."""
     d = os.path.join(tmp, name)
     os.mkdir(d)
@@ -101,45 +107,51 @@ with tempfile.TemporaryDirectory() as tmp:
     a, b = [], []
     for i in range(3):
         a.append(run_program(tmp, f"a{i}"))
-        b.append(run_program(tmp, f"b{i}", {"SCOPEPROF_TEST_SLOWER": "assemble:40"}))
+        b.append(run_program(tmp, f"b{i}", {"SCOPEPROF_TEST_SLOWER": "assemble:300"}))
 
-    # ---- the gate: a 40 % slowdown of one region is flagged, that region only
-    # at a 25 % gate.  assemble is half of main's time, so main and solve
-    # move by half as much (+20 %); the gate sits between the two.  (Before,
-    # 20 % planted at a 10 % gate: main once measured +10.1 % under ASan with
-    # the other core busy, and was flagged too.)
-    r = sp("check", "--baseline", *a, "--candidate", *b, "--max-regression", "25",
+    # ---- the gate: assemble doing 4x the work (+300 %) is flagged, that
+    # region only, at a 100 % gate.  assemble is a twentieth of main's time,
+    # so main and solve move by a twentieth of as much (+15 %).  The margins are
+    # wide on purpose: on CI's shared VM a whole run of the unchanged
+    # program was once 1.3x slower than its neighbour (a 40 % change gated
+    # at 25 % measured +28.6 %, 90 % interval +3.6 .. +53.7 %, and one run
+    # against one run showed it under 10 % while the unchanged smooth moved
+    # over 10 %), a shift of the whole run that one run's calls cannot show.
+    # Every verdict here holds while a run is up to 1.5x slower or faster
+    # than another; the gate's arithmetic is tested exactly in unit/diff.
+    r = sp("check", "--baseline", *a, "--candidate", *b, "--max-regression", "100",
            "--metric", "p50")
     check(r.returncode == 1, f"check A1-3 vs B1-3 (p50): exit {r.returncode}\n{r.stdout}{r.stderr}")
     lines = regression_lines(r.stdout)
     check(len(lines) == 1 and lines[0].startswith(f"REGRESSION  {SLOW}:"),
           f"check names exactly {SLOW}: {lines}\n{r.stdout}")
     # one run per side: the median's interval comes from the calls alone
-    r = sp("check", a[0], b[0], "--max-regression", "25", "--metric", "p50")
+    r = sp("check", a[0], b[0], "--max-regression", "100", "--metric", "p50")
     check(r.returncode == 1, f"check A1 B1 (p50): exit {r.returncode}\n{r.stdout}{r.stderr}")
     lines = regression_lines(r.stdout)
     check(len(lines) == 1 and lines[0].startswith(f"REGRESSION  {SLOW}:"),
           f"check A1 B1 names exactly {SLOW}: {lines}\n{r.stdout}")
     # the JSON verdict says the same
-    r = sp("check", "--baseline", *a, "--candidate", *b, "--max-regression", "25",
+    r = sp("check", "--baseline", *a, "--candidate", *b, "--max-regression", "100",
            "--metric", "p50", "--format", "json")
     doc = json.loads(r.stdout)
     flagged = [g["key"] for g in doc["regions"] if g["flagged"]]
     check(r.returncode == 1 and flagged == [SLOW] and doc["flagged"] == 1,
           f"check --format json: exit {r.returncode}, flagged {flagged}")
-    check(doc["max_regression_pct"] == 25 and doc["scopeprof"] == "check",
+    check(doc["max_regression_pct"] == 100 and doc["scopeprof"] == "check",
           f"check json header: {doc.get('max_regression_pct')} {doc.get('scopeprof')}")
     slow = next(g for g in doc["regions"] if g["key"] == SLOW)
-    check(slow["noise"] == "runs" and slow["pct_low"] > 25 and 25 < slow["pct"] < 60,
+    check(slow["noise"] == "runs" and slow["pct_low"] > 100 and 150 < slow["pct"] < 600,
           f"slowed region: {slow}")
 
-    # ---- three runs of the same program: nothing flagged at 10 %
+    # ---- three runs of the same program: nothing flagged at SAME_GATE %
+    # (a whole run may be up to 1.5x slower than another here, see above)
     # (not p95: its tail moves a few % between runs with the machine's load
     # while each run's calls pin it down tightly - docs/compare.md measures
     # one false positive in 11 pairs; the gate documents p50 for such machines)
     for metric in ("total", "p50", "own", "mean"):
-        r = sp("check", "--baseline", a[0], a[1], "--candidate", a[2], "--max-regression", "10",
-               "--metric", metric)
+        r = sp("check", "--baseline", a[0], a[1], "--candidate", a[2],
+               "--max-regression", SAME_GATE, "--metric", metric)
         check(r.returncode == 0 and not regression_lines(r.stdout),
               f"same program, --baseline A1 A2 --candidate A3, {metric}: exit {r.returncode}\n"
               f"{r.stdout}{r.stderr}")
@@ -151,7 +163,7 @@ with tempfile.TemporaryDirectory() as tmp:
         if metric not in ("total", "p50"):
             continue
         for x, y in ((0, 1), (0, 2), (1, 2)):
-            r = sp("check", a[x], a[y], "--max-regression", "10", "--metric", metric)
+            r = sp("check", a[x], a[y], "--max-regression", SAME_GATE, "--metric", metric)
             check(r.returncode == 0 and not regression_lines(r.stdout),
                   f"same program, A{x + 1} vs A{y + 1}, {metric}: exit {r.returncode}\n"
                   f"{r.stdout}{r.stderr}")
@@ -190,7 +202,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check(sorted(g["key"] for g in doc["regions"]) == ["main", "main > smooth"],
           f"--include: {[g['key'] for g in doc['regions']]}")
     # CSV: the documented columns; --threshold hides small changes, --sort name
-    r = sp("diff", a[0], b[0], "--metric", "p50", "--format", "csv", "--threshold", "10",
+    r = sp("diff", a[0], b[0], "--metric", "p50", "--format", "csv", "--threshold", SAME_GATE,
            "--sort", "name")
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
     check(r.returncode == 0 and list(rows[0].keys()) ==
@@ -198,7 +210,7 @@ with tempfile.TemporaryDirectory() as tmp:
            "pct_high", "noise", "calls_a", "calls_b"], f"csv header {r.stdout[:200]}")
     check(SLOW in [x["key"] for x in rows] and "main > solve > smooth" not in
           [x["key"] for x in rows] and [x["key"] for x in rows] == sorted(x["key"] for x in rows),
-          f"csv --threshold 10 --sort name: {[x['key'] for x in rows]}")
+          f"csv --threshold {SAME_GATE} --sort name: {[x['key'] for x in rows]}")
     # text: the header names both runs' wall time, ranks and threads
     r = sp("diff", a[0], b[0])
     check(r.returncode == 0 and r.stdout.count("ranks 1   threads 1   wall ") == 2

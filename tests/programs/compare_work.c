@@ -9,7 +9,10 @@
  *   SCOPEPROF_TEST_VARIANT=new    adds "refine" under solve, drops "finish"
  *   argv[1]                       steps (default 1000)
  *   argv[2]                       rank given to sp_init (default 0), to make
- *                                 the rank files of a "run" without MPI */
+ *                                 the rank files of a "run" without MPI
+ *   argv[3]                       assemble's share of the 40 units of work
+ *                                 per step, 1..39 (default 20; smooth does
+ *                                 the rest) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +76,9 @@ int main(int argc, char **argv)
     const char *variant = getenv("SCOPEPROF_TEST_VARIANT");
     int extra = variant && !strcmp(variant, "new");
     int rank = argc > 2 ? atoi(argv[2]) : 0;
+    long assemble_units = argc > 3 ? atol(argv[3]) : 20;
+    if (assemble_units < 1 || assemble_units > 39)
+        assemble_units = 20;
     if (sp_init("compare", rank) != 0)
         return 1;
     int main_id = sp_region("main"), setup = sp_region("setup"), solve = sp_region("solve");
@@ -82,10 +88,11 @@ int main(int argc, char **argv)
     region(setup, "setup", 400);
     sp_begin(solve);
     for (long s = 0; s < steps; s++) {
-        /* short calls (~30 us): few of them are hit by a preemption on a
-         * busy machine, so their median moves only with the work */
-        region(assemble, "assemble", 20);
-        region(smooth, "smooth", 20);
+        /* short calls (~30 us at the default split): few of them are hit
+         * by a preemption on a busy machine, so their median moves only
+         * with the work */
+        region(assemble, "assemble", assemble_units);
+        region(smooth, "smooth", 40 - assemble_units);
         if (extra)
             region(refine, "refine", 4);
     }
