@@ -1683,6 +1683,22 @@ static char *slurp_if(const char *name, long *len)
     return slurp(in_dir(name));
 }
 
+/* What an export left behind (up to two paths, NULL for none): each file's
+ * bytes (NULL when absent) and length (-1 when absent); the paths are
+ * removed, so the next run of the same export starts from nothing. */
+static void collect_left(const char *const names[2], char *bytes[2], long len[2])
+{
+    for (int k = 0; k < 2; k++) {
+        len[k] = -1;
+        bytes[k] = names[k] ? slurp_if(names[k], &len[k]) : NULL;
+        if (names[k]) {
+            char cmd[1024];
+            snprintf(cmd, sizeof cmd, "rm -rf '%s'", in_dir(names[k]));
+            cr_assert_eq(system(cmd), 0);
+        }
+    }
+}
+
 /* The trace line of a streamed export, and stderr without it. */
 static char *without_trace_of(const char *head, const char *err, char *trace, size_t tracelen)
 {
@@ -1774,16 +1790,7 @@ Test(cli, export_streamed_words_a_rank_that_does_not_nest)
                         fclose(old);
                     }
                     r[m] = run_env(args, m ? memory : trace);
-                    for (int k = 0; k < 2; k++) {
-                        len[m][k] = -1;
-                        left[m][k] = formats[f].left[k] ? slurp_if(formats[f].left[k], &len[m][k])
-                                                        : NULL;
-                        if (formats[f].left[k]) {
-                            char cmd[1024];
-                            snprintf(cmd, sizeof cmd, "rm -rf '%s'", in_dir(formats[f].left[k]));
-                            cr_assert_eq(system(cmd), 0);
-                        }
-                    }
+                    collect_left(formats[f].left, left[m], len[m]);
                 }
                 char line[1024];
                 char *err = without_trace(r[0].err, line, sizeof line);
@@ -1879,16 +1886,7 @@ Test(cli, fork_parent_id_that_is_no_call_takes_the_in_memory_reader)
                 long len[2][2];
                 for (int m = 0; m < 2; m++) {
                     r[m] = run_env(args, m ? memory : trace);
-                    for (int k = 0; k < 2; k++) {
-                        len[m][k] = -1;
-                        left[m][k] = formats[f].left[k] ? slurp_if(formats[f].left[k], &len[m][k])
-                                                        : NULL;
-                        if (formats[f].left[k]) {
-                            char cmd[1024];
-                            snprintf(cmd, sizeof cmd, "rm -rf '%s'", in_dir(formats[f].left[k]));
-                            cr_assert_eq(system(cmd), 0);
-                        }
-                    }
+                    collect_left(formats[f].left, left[m], len[m]);
                 }
                 char line[1024];
                 char *err = without_trace(r[0].err, line, sizeof line);
