@@ -132,7 +132,10 @@ int sp_rank_calls(const sp_profile *profile, uint32_t rank, sp_calls *out,
  * worker's implicit task merges into its encountering thread's
  * "omp parallel" call, a pthread's root calls go under the call open at
  * pthread_create.  Reorders the calls (parents first; parent/depth/lane
- * columns updated).  No-op without the column.  0, or -1 out of memory. */
+ * columns updated).  No-op without the column.  0, -1 out of memory, or
+ * SP_GRAFT_CYCLE when the fork parent ids of a damaged file form a cycle
+ * (a call forked by itself or by a call under it: no tree can hold it). */
+#define SP_GRAFT_CYCLE (-2)
 typedef struct sp_graft_info {
     int64_t *fork_of;     /* calls.n: new index of the call's fork parent, -1 none */
     int64_t *own_lane;    /* calls.n: the call's lane before grafting */
@@ -141,6 +144,8 @@ typedef struct sp_graft_info {
  * nothing was grafted); free with sp_graft_info_free. */
 int sp_rank_data_graft(const sp_profile *profile, sp_rank_data *data, sp_graft_info *info);
 void sp_graft_info_free(sp_graft_info *info);
+/* The one line for a failed sp_rank_data_graft of `rank`; returns -1. */
+int sp_graft_failure(int rc, uint32_t rank, char *err, size_t errlen);
 /* Graft in merged views?  Not with --no-graft or a --lanes selection. */
 int sp_selection_grafts(const sp_selection *sel);
 

@@ -7,6 +7,7 @@
  * into the parent's node; any other forked call (a pthread's root calls)
  * becomes a child of its fork parent.  The calls are then reordered so that
  * every parent precedes its children, which is all the tree builders need. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,8 +146,10 @@ int sp_rank_data_graft(const sp_profile *profile, sp_rank_data *data, sp_graft_i
             }
         }
     }
-    if (k != n) /* a cycle left calls unreachable: keep the tree as it was */
+    if (k != n) { /* a cycle left calls unreachable from every root */
+        rc = SP_GRAFT_CYCLE;
         goto out;
+    }
     /* new position of each old call, for the parent column */
     int64_t *new_pos = first;
     for (size_t i = 0; i < n; i++)
@@ -191,4 +194,16 @@ out:
     free(order);
     free(own_lane);
     return rc;
+}
+
+int sp_graft_failure(int rc, uint32_t rank, char *err, size_t errlen)
+{
+    if (rc == SP_GRAFT_CYCLE)
+        snprintf(err, errlen,
+                 "rank %u: its fork parent ids form a cycle (a call forked by itself or by a "
+                 "call under it): the file is damaged; --no-graft shows each lane as recorded",
+                 rank);
+    else
+        snprintf(err, errlen, "out of memory grafting forked calls of rank %u", rank);
+    return -1;
 }

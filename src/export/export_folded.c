@@ -76,8 +76,9 @@ int sp_folded_build(const sp_profile *profile, const sp_export_options *options,
             rc = -1;
             break;
         }
-        if (sp_selection_grafts(sel) && sp_rank_data_graft(profile, &data, NULL) != 0) {
-            snprintf(err, errlen, "out of memory grafting forked calls of rank %u", ranks[k]);
+        int grafted = sp_selection_grafts(sel) ? sp_rank_data_graft(profile, &data, NULL) : 0;
+        if (grafted != 0) {
+            sp_graft_failure(grafted, ranks[k], err, errlen);
             sp_rank_data_free(&data);
             rc = -1;
             break;

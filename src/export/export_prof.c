@@ -386,8 +386,9 @@ int sp_export_prof(FILE *out, const sp_profile *profile, uint32_t rank,
     const sp_selection *sel = options ? options->selection : NULL;
     if (sp_rank_data_load(profile, rank, sel, &data, err, errlen) < 0)
         return -1;
-    if (sp_selection_grafts(sel) && sp_rank_data_graft(profile, &data, NULL) != 0) {
-        snprintf(err, errlen, "out of memory grafting forked calls of rank %u", rank);
+    int grafted = sp_selection_grafts(sel) ? sp_rank_data_graft(profile, &data, NULL) : 0;
+    if (grafted != 0) {
+        sp_graft_failure(grafted, rank, err, errlen);
         sp_rank_data_free(&data);
         return -1;
     }

@@ -297,12 +297,13 @@ static int flame_graph(FILE *out, const sp_profile *profile, const sp_export_opt
             sp_path_tree_free(&tree);
             return -1;
         }
-        int rc = sp_selection_grafts(sel) ? sp_rank_data_graft(profile, &data, NULL) : 0;
-        if (rc == 0)
-            rc = sp_path_tree_add(&tree, profile, &data, -1, 0, NULL);
+        int grafted = sp_selection_grafts(sel) ? sp_rank_data_graft(profile, &data, NULL) : 0;
+        int rc = grafted == 0 ? sp_path_tree_add(&tree, profile, &data, -1, 0, NULL) : 0;
         sp_rank_data_free(&data);
-        if (rc < 0) {
+        if (grafted != 0 || rc < 0) {
             sp_path_tree_free(&tree);
+            if (grafted != 0)
+                return sp_graft_failure(grafted, ranks[k], err, errlen);
             snprintf(err, errlen, "out of memory aggregating call paths");
             return -1;
         }

@@ -366,8 +366,9 @@ static int rank_tree_in_memory(void *ctx, sp_report *report, const sp_report_opt
     if (rc == 0 && opt->per_lane)
         rc = sp_report_add_lane_trees(report, rank, &data.calls);
     sp_graft_info graft = {NULL, NULL};
+    int grafted = 0;
     if (rc == 0 && sp_selection_grafts(sel))
-        rc = sp_rank_data_graft(profile, &data, &graft);
+        rc = grafted = sp_rank_data_graft(profile, &data, &graft);
     if (rc == 0)
         rc = sp_report_tree_add_forks(&out->tree, &data.calls, graft.fork_of, graft.own_lane);
     sp_graft_info_free(&graft);
@@ -376,7 +377,7 @@ static int rank_tree_in_memory(void *ctx, sp_report *report, const sp_report_opt
     sp_rank_data_free(&data);
     if (rc != 0) {
         sp_rank_result_free(out);
-        return fail_oom(err, errlen);
+        return grafted ? sp_graft_failure(grafted, rank, err, errlen) : fail_oom(err, errlen);
     }
     return 0;
 }

@@ -279,6 +279,11 @@ static int rank_tree_from_file(stream_ctx *c, sp_report *report, const sp_report
     sp_graft_info graft = {NULL, NULL};
     if (rc == 0 && sp_selection_grafts(opt->selection))
         rc = sp_rank_data_graft(full, &data, &graft);
+    /* the in-memory path words a damaged file's cycle */
+    if (rc == SP_GRAFT_CYCLE) {
+        sp_graft_failure(rc, rank, why, whylen);
+        rc = 1;
+    }
     if (rc == 0)
         rc = sp_report_tree_add_forks(&out->tree, &data.calls, graft.fork_of, graft.own_lane);
     sp_graft_info_free(&graft);

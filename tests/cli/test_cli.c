@@ -2448,3 +2448,38 @@ Test(cli, damaged_chunk_of_an_mpi_column_is_found_wherever_it_is)
             }
         }
 }
+
+/* A damaged file whose fork parent ids form a cycle (two parallel regions
+ * each naming the other): the commands say so in one line, and nothing
+ * calls it "out of memory". */
+Test(cli, fork_parent_ids_in_a_cycle_are_named)
+{
+    write_fork_rank("cycle_rank00000.h5", 0, 1);
+    char err[512];
+    sp_profile *p = sp_h5_read(in_dir("cycle_rank00000.h5"), err, sizeof err);
+    cr_assert_not_null(p, "%s", err);
+    /* the roots of lanes 1 and 2 (the ones grafted) name each other */
+    size_t team = event_at(p, "omp parallel", 110), task = event_at(p, "t", 150);
+    p->fork_parent_ids[team] = p->call_ids[task];
+    p->fork_parent_ids[task] = p->call_ids[team];
+    write_profile("cycle_rank00000.h5", p);
+    const char *const commands[][6] = {
+        {"report", "cycle_rank00000.h5", NULL},
+        {"export", "folded", "cycle_rank00000.h5", "-o", "c.folded", NULL},
+        {"export", "prof", "cycle_rank00000.h5", "-o", "c", NULL},
+        {"flame", "cycle_rank00000.h5", "-o", "c.svg", NULL},
+    };
+    for (size_t k = 0; k < sizeof commands / sizeof *commands; k++) {
+        result r = run_env(commands[k], NULL);
+        cr_expect_eq(r.status, 1, "%s: %d %s", commands[k][0], r.status, r.err);
+        cr_expect_eq(count_lines(r.err), 1, "%s: %s", commands[k][0], r.err);
+        cr_expect_neq(strstr(r.err, "rank 0: its fork parent ids form a cycle"), NULL, "%s: %s",
+                      commands[k][0], r.err);
+        cr_expect_eq(strstr(r.err, "out of memory"), NULL, "%s: %s", commands[k][0], r.err);
+        result_free(&r);
+    }
+    /* as the line says: each lane as recorded */
+    result r = RUN("report", "cycle_rank00000.h5", "--no-graft");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    result_free(&r);
+}
