@@ -300,17 +300,28 @@ int cmd_run(int argc, char **argv)
         status = cli_file_error(CMD, NULL, "cannot install signal handlers: %s", strerror(errno));
         goto out;
     }
+    /* Held back from the fork until child_pid is set: a signal sent once
+     * the child runs (it may print before the parent is scheduled again)
+     * must reach it, not find child_pid 0 and be lost. */
+    sigset_t forwarded, before;
+    sigemptyset(&forwarded);
+    sigaddset(&forwarded, SIGINT);
+    sigaddset(&forwarded, SIGTERM);
+    sigprocmask(SIG_BLOCK, &forwarded, &before);
     pid_t pid = fork();
     if (pid < 0) {
+        sigprocmask(SIG_SETMASK, &before, NULL);
         status = cli_file_error(CMD, NULL, "cannot start '%s': %s", command[0], strerror(errno));
         goto out;
     }
     if (pid == 0) {
         sigaction(SIGINT, &saved[0], NULL);
         sigaction(SIGTERM, &saved[1], NULL);
+        sigprocmask(SIG_SETMASK, &before, NULL);
         exec_command(command);
     }
     child_pid = pid;
+    sigprocmask(SIG_SETMASK, &before, NULL);
     int wstatus;
     while (waitpid(pid, &wstatus, 0) < 0) {
         if (errno != EINTR) {

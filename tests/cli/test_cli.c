@@ -599,7 +599,9 @@ Test(cli, run_forwards_sigterm)
                       run_env_plain);
     /* wait until the child runs (its handler is installed before the fork);
      * up to a minute: under a sanitizer on a loaded machine 10 s may not
-     * be enough (the test has failed under load, cause not pinned down) */
+     * be enough.  (It failed under load while a signal that came between
+     * the fork and the parent noting the child's pid was lost; the run
+     * now holds the signals back over that window.) */
     for (int k = 0; k < 6000; k++) {
         FILE *f = fopen(in_dir("stdout.txt"), "r");
         char line[16] = "";
