@@ -460,7 +460,12 @@ int sp_export_perfetto(FILE *out, const sp_profile *profile, const sp_export_opt
  *
  * MPI messages: every selected rank's message ends are read first
  * (mpi_flows_stream.c); the first pass, which then always runs, marks the
- * kept ones, and they are paired before the first byte, as in memory. */
+ * kept ones, and they are paired before the first byte, as in memory.
+ * The writing pass looks each kept call's ends up at its enter, in the
+ * stream's order (past the budget the ends are read forward in windows of
+ * a file in that order, mpi_flows.h): the send's id goes on its
+ * SLICE_BEGIN, the receive's waits beside the open calls for its
+ * SLICE_END; set-aside lanes keep the ids, not the events. */
 
 typedef struct stream_pass {
     writer *w;
