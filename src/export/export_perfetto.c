@@ -270,7 +270,8 @@ static void slice_event(writer *w, int64_t t, int begin, uint32_t region, uint64
     w->last_ts = t;
     uint64_t iid = (uint64_t)region + 1;
 
-    /* type, name id, and a flow id (an MPI_Sendrecv has one on each event) */
+    /* type, name id, and at most one flow id (an MPI_Sendrecv: its send on
+     * the begin, its receive on the end) */
     uint8_t event[4 + 10 + 2 * 10], *e = event;
     *e++ = TAG(EVENT_TYPE, PB_VARINT);
     *e++ = begin ? TYPE_SLICE_BEGIN : TYPE_SLICE_END;

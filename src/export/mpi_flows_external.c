@@ -283,7 +283,9 @@ static sp_mpi_flow_end *to_flow_ends(ordered_end *v, size_t n)
         f.send = (int)r.send;
         memcpy(base + i * sizeof f, &f, sizeof f);
     }
-    sp_mpi_flow_end *ends = (sp_mpi_flow_end *)(void *)base;
+    sp_mpi_flow_end *ends = realloc(base, n * sizeof *ends + 1); /* (smaller: kept if NULL) */
+    if (!ends)
+        ends = (sp_mpi_flow_end *)(void *)base;
     sp_sort_in_place(ends, n, sizeof *ends, flow_by_event);
     return ends;
 }
