@@ -7,7 +7,11 @@ Each rank repeats E/4 steps on one lane inside `main`: compute, an
 MPI_Allreduce on communicator 0 (a rank-dependent arrival, so there are
 waits), an MPI_Send to the next rank and an MPI_Recv from the previous one.
 
-Usage: gen_mpi_ranks.py DIR N E
+With L lanes (default 1) each rank has L thread lanes (events/thread_ids)
+running the steps at once, lane l shifted by 3*l ns and sending with tag
+7 + l, so a rank's calls interleave its lanes; E/4 steps on each lane.
+
+Usage: gen_mpi_ranks.py DIR N E [L]
 """
 import os
 import sys
@@ -24,28 +28,38 @@ SDT = np.dtype([("total", "<i8"), ("minimum", "<i8"), ("maximum", "<i8"), ("firs
                 ("gpu_count", "<u8"), ("gpu_total", "<i8"), ("mean", "<f8"), ("m2", "<f8")])
 
 
-def write_rank(path, rank, size, calls):
-    steps = max(1, (calls - 1) // 4)
-    rng = np.random.default_rng(rank)
-    t = 1_000_000 + np.arange(steps, dtype=np.int64) * 1000
+def lane_rows(rank, size, steps, lane):
+    """One lane's calls per region: (starts, ends, sent, recv, peer, tag,
+    comm, source, recv_tag)."""
+    rng = np.random.default_rng(rank if lane == 0 else (rank, lane))
+    t = 1_000_000 + np.arange(steps, dtype=np.int64) * 1000 + 3 * lane
     arrive = 600 + rng.integers(0, 200, steps)
     none = np.full(steps, -1, dtype=np.int64)
     nxt, prv = (rank + 1) % size, (rank + size - 1) % size
     sizes = (8 << rng.integers(0, 16, steps)).astype(np.int64)
-    # name: (starts, ends, sent, recv, peer, tag, comm, source, recv_tag)
-    rows = {
-        "main": ([np.int64(0)], [t[-1] + 2000], [-1], [-1], [-1], [-1], [-1], [-1], [-1]),
+    tag = 7 + lane
+    return {
+        "main": ([np.int64(0)], [t[-1] + 2000], [-1], [-1], [-1], [-1], [-1], [-1], [-1])
+                if lane == 0 else ([], [], [], [], [], [], [], [], []),
         "compute": (t, t + arrive - 10, none, none, none, none, none, none, none),
         "MPI_Allreduce": (t + arrive, t + 900, np.full(steps, 8), np.full(steps, 8), none,
                           none, np.zeros(steps, dtype=np.int64), none, none),
-        "MPI_Send": (t + 900, t + 920, sizes, none, np.full(steps, nxt), np.full(steps, 7),
+        "MPI_Send": (t + 900, t + 920, sizes, none, np.full(steps, nxt), np.full(steps, tag),
                      np.zeros(steps, dtype=np.int64), none, none),
         "MPI_Recv": (t + 930, t + 960, none, sizes, np.full(steps, prv), none,
-                     np.zeros(steps, dtype=np.int64), np.full(steps, prv), np.full(steps, 7)),
+                     np.zeros(steps, dtype=np.int64), np.full(steps, prv), np.full(steps, tag)),
     }
-    starts, durs, extra, counts, stats = [], [], [[] for _ in EXTRA], [], []
+
+
+def write_rank(path, rank, size, calls, lanes=1):
+    steps = max(1, (calls - 1) // 4)
+    per_lane = [lane_rows(rank, size, steps, lane) for lane in range(lanes)]
+    starts, durs, extra, counts, stats, threads = [], [], [[] for _ in EXTRA], [], [], []
     for name in REGIONS:
-        cols = [np.asarray(c, dtype=np.int64) for c in rows[name]]
+        cols = [np.concatenate([np.asarray(rows[name][k], dtype=np.int64) for rows in per_lane])
+                for k in range(9)]
+        threads.append(np.concatenate([np.full(len(rows[name][0]), lane, dtype=np.int64)
+                                       for lane, rows in enumerate(per_lane)]))
         s, e = cols[0], cols[1]
         d = e - s
         starts.append(np.diff(s, prepend=0))
@@ -78,6 +92,8 @@ def write_rank(path, rank, size, calls):
             g.create_dataset(k, data=[v] * n, dtype=STR)
         ev = f.create_group("events")
         cols = [("start_deltas", starts), ("durations", durs)] + list(zip(EXTRA, extra))
+        if lanes > 1:
+            cols.append(("thread_ids", threads))
         for k, parts in cols:
             data = np.concatenate(parts).astype(np.int64)
             ev.create_dataset(k, data=data, chunks=(min(1 << 16, len(data)),),
@@ -86,9 +102,10 @@ def write_rank(path, rank, size, calls):
 
 def main():
     out, n, e = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    lanes = int(sys.argv[4]) if len(sys.argv) > 4 else 1
     os.makedirs(out, exist_ok=True)
     for r in range(n):
-        write_rank(os.path.join(out, "bench_rank%05d.h5" % r), r, n, e)
+        write_rank(os.path.join(out, "bench_rank%05d.h5" % r), r, n, e, lanes)
 
 
 if __name__ == "__main__":

@@ -83,7 +83,7 @@ static void flow_events(sp_json *j, const sp_mpi_flows *flows, uint64_t e, uint3
                         size_t tid, int64_t start, int64_t end, int64_t origin)
 {
     size_t n = 0;
-    const sp_mpi_flow_end *f = flows ? sp_mpi_flows_at(flows, e, &n) : NULL;
+    const sp_mpi_flow_end *f = flows ? sp_mpi_flows_at_call(flows, rank, start, e, &n) : NULL;
     for (size_t k = 0; k < n; k++) {
         sp_json_newline(j);
         sp_json_begin_object(j);

@@ -241,28 +241,28 @@ static uint8_t *put_fixed64(uint8_t *p, uint64_t v)
     return p;
 }
 
-/* Flow ids of a call's MPI ends (its event in the profile's columns):
- * sends on its begin, receives on its end. */
-static uint8_t *put_flows(writer *w, uint8_t *e, uint64_t event, int begin)
+/* The flow id of event's end that a slice event carries (sends on the
+ * call's begin, receives on its end; an event has at most one of each):
+ * 0, none. */
+static uint64_t flow_of(const sp_mpi_flow_end *f, size_t n, int begin)
 {
-    if (!w->flows)
-        return e;
-    size_t n = 0;
-    const sp_mpi_flow_end *f = sp_mpi_flows_at(w->flows, event, &n);
-    for (size_t k = 0; k < n; k++) {
-        if (f[k].send != begin)
-            continue;
-        e = pb_put_varint(e, ((uint64_t)(begin ? EVENT_FLOW_IDS : EVENT_TERMINATING_FLOW_IDS)
-                              << 3) | PB_FIXED64);
-        e = put_fixed64(e, f[k].id);
-    }
-    return e;
+    for (size_t k = 0; k < n; k++)
+        if (f[k].send == begin)
+            return f[k].id;
+    return 0;
 }
 
-/* A slice event of a call of `region` at ns `t` (after the origin); `at`
- * places it in the profile's columns for its MPI flows.  Begin events carry
- * the name id, and the first one of each region also interns its name. */
-static void slice_event(writer *w, int64_t t, int begin, uint32_t region, uint64_t at)
+static uint64_t flow_at(const writer *w, uint64_t event, int begin)
+{
+    size_t n = 0;
+    const sp_mpi_flow_end *f = w->flows ? sp_mpi_flows_at(w->flows, event, &n) : NULL;
+    return flow_of(f, n, begin);
+}
+
+/* A slice event of a call of `region` at ns `t` (after the origin), with
+ * its MPI flow id (0 none: flow_of).  Begin events carry the name id, and
+ * the first one of each region also interns its name. */
+static void slice_event(writer *w, int64_t t, int begin, uint32_t region, uint64_t flow)
 {
     if (t < w->last_ts)
         t = w->last_ts; /* never back in time: the clock is incremental */
@@ -270,7 +270,8 @@ static void slice_event(writer *w, int64_t t, int begin, uint32_t region, uint64
     w->last_ts = t;
     uint64_t iid = (uint64_t)region + 1;
 
-    /* type, name id, and at most two flow ids (an MPI_Sendrecv's) */
+    /* type, name id, and at most one flow id (an MPI_Sendrecv: its send on
+     * the begin, its receive on the end) */
     uint8_t event[4 + 10 + 2 * 10], *e = event;
     *e++ = TAG(EVENT_TYPE, PB_VARINT);
     *e++ = begin ? TYPE_SLICE_BEGIN : TYPE_SLICE_END;
@@ -278,7 +279,11 @@ static void slice_event(writer *w, int64_t t, int begin, uint32_t region, uint64
         *e++ = TAG(EVENT_NAME_IID, PB_VARINT);
         e = pb_put_varint(e, iid);
     }
-    e = put_flows(w, e, at, begin);
+    if (flow) {
+        e = pb_put_varint(e, ((uint64_t)(begin ? EVENT_FLOW_IDS : EVENT_TERMINATING_FLOW_IDS)
+                              << 3) | PB_FIXED64);
+        e = put_fixed64(e, flow);
+    }
     size_t event_len = (size_t)(e - event);
 
     const char *name = NULL;
@@ -329,7 +334,7 @@ static int open_call(void *ctx, size_t i)
 {
     writer *w = ctx;
     slice_event(w, w->data->calls.start[i] - w->origin, 1, w->data->calls.region[i],
-                w->flows ? w->data->event[i] : 0);
+                w->flows ? flow_at(w, w->data->event[i], 1) : 0);
     return w->failed;
 }
 
@@ -337,7 +342,7 @@ static int close_call(void *ctx, size_t i)
 {
     writer *w = ctx;
     slice_event(w, w->data->calls.end[i] - w->origin, 0, w->data->calls.region[i],
-                w->flows ? w->data->event[i] : 0);
+                w->flows ? flow_at(w, w->data->event[i], 0) : 0);
     return w->failed;
 }
 
@@ -456,7 +461,12 @@ int sp_export_perfetto(FILE *out, const sp_profile *profile, const sp_export_opt
  *
  * MPI messages: every selected rank's message ends are read first
  * (mpi_flows_stream.c); the first pass, which then always runs, marks the
- * kept ones, and they are paired before the first byte, as in memory. */
+ * kept ones, and they are paired before the first byte, as in memory.
+ * The writing pass looks each kept call's ends up at its enter, in the
+ * stream's order (past the budget the ends are read forward in windows of
+ * a file in that order, mpi_flows.h): the send's id goes on its
+ * SLICE_BEGIN, the receive's waits beside the open calls for its
+ * SLICE_END; set-aside lanes keep the ids, not the events. */
 
 typedef struct stream_pass {
     writer *w;
@@ -474,9 +484,11 @@ typedef struct stream_pass {
     int64_t ordinal;
     sp_mpi_flows_stream ends;    /* MPI message ends, until paired */
     int64_t *row_of_region;      /* the rank's skeleton rows (flows only) */
-    /* the events of the lane's open kept calls, beside `stacks` (a lane pass
-     * keeps calls of one lane only, so they close last in, first out) */
-    uint64_t *open_event;
+    /* the receive flow ids (0 none) of the lane's open kept calls, beside
+     * `stacks`, for their SLICE_END: looked up at the enter, in the stream's
+     * order (mpi_flows.h; a lane pass keeps calls of one lane only, so they
+     * close last in, first out) */
+    uint64_t *open_flow;
     size_t open_depth, open_cap;
     /* One writing pass for every lane of a rank (lane_spill.h): the first
      * lane is written as it streams, the others' slice events set aside
@@ -491,7 +503,7 @@ typedef struct stream_pass {
 typedef struct lane_state {
     int started;
     int64_t first;               /* its first kept call's start (ns after the origin) */
-    uint64_t *open_event;        /* as stream_pass.open_event, for this lane */
+    uint64_t *open_flow;         /* as stream_pass.open_flow, for this lane */
     size_t open_depth, open_cap;
 } lane_state;
 
@@ -508,20 +520,21 @@ static size_t lane_index_of(const stream_pass *p, int64_t lane)
     return lo;
 }
 
-/* A slice event of lane index li: written (the pass's own lane), or set
- * aside (the others, one writing pass for the rank). */
+/* A slice event of lane index li with its flow id: written (the pass's own
+ * lane), or set aside (the others, one writing pass for the rank; the
+ * spill's MPI event slot keeps the flow id). */
 static void lane_event(stream_pass *p, size_t li, int64_t t, int begin, uint32_t region,
-                       uint64_t event)
+                       uint64_t flow)
 {
     if (!p->spill || li == 0)
-        slice_event(p->w, t, begin, region, event);
+        slice_event(p->w, t, begin, region, flow);
     else
-        sx_lane_spill_put(p->spill, li, t, begin, region, event);
+        sx_lane_spill_put(p->spill, li, t, begin, region, flow);
 }
 
-static int push_event(stream_pass *p, size_t li, uint64_t event)
+static int push_flow(stream_pass *p, size_t li, uint64_t flow)
 {
-    uint64_t **v = p->spill ? &p->ls[li].open_event : &p->open_event;
+    uint64_t **v = p->spill ? &p->ls[li].open_flow : &p->open_flow;
     size_t *depth = p->spill ? &p->ls[li].open_depth : &p->open_depth;
     size_t *cap = p->spill ? &p->ls[li].open_cap : &p->open_cap;
     if (*depth == *cap) {
@@ -532,15 +545,15 @@ static int push_event(stream_pass *p, size_t li, uint64_t event)
         *v = grown;
         *cap = grown_cap;
     }
-    (*v)[(*depth)++] = event;
+    (*v)[(*depth)++] = flow;
     return 0;
 }
 
-static uint64_t pop_event(stream_pass *p, size_t li)
+static uint64_t pop_flow(stream_pass *p, size_t li)
 {
     if (p->spill)
-        return p->ls[li].open_depth ? p->ls[li].open_event[--p->ls[li].open_depth] : 0;
-    return p->open_depth ? p->open_event[--p->open_depth] : 0;
+        return p->ls[li].open_depth ? p->ls[li].open_flow[--p->ls[li].open_depth] : 0;
+    return p->open_depth ? p->open_flow[--p->open_depth] : 0;
 }
 
 /* The call's event as the in-memory run numbers it (its MPI flows). */
@@ -579,8 +592,8 @@ static int note_lane(stream_pass *p, int64_t lane)
 static int close_slice(void *ctx, const sx_open *o)
 {
     stream_pass *p = ctx;
-    uint64_t event = p->w->flows ? pop_event(p, p->closing) : 0;
-    lane_event(p, p->closing, o->call_id - p->w->origin, 0, o->region, event);
+    uint64_t flow = p->w->flows ? pop_flow(p, p->closing) : 0;
+    lane_event(p, p->closing, o->call_id - p->w->origin, 0, o->region, flow);
     return p->w->failed ? -1 : 0;
 }
 
@@ -623,17 +636,20 @@ static int pass_enter(void *ctx, const sp_stream_call *call, int64_t parent, int
     /* the calls above the kept parent end before this one begins */
     p->closing = li;
     sx_stack *stack = sx_stacks_enter(&p->stacks, call->lane, parent, close_slice, p);
-    uint64_t event = 0;
+    uint64_t send = 0;
     if (w->flows) {
-        event = call_event(p, call);
-        if (push_event(p, li, event) != 0)
+        size_t n = 0;
+        const sp_mpi_flow_end *f =
+            sp_mpi_flows_at_call(w->flows, p->rank, call->start, call_event(p, call), &n);
+        send = flow_of(f, n, 1);
+        if (push_flow(p, li, flow_of(f, n, 0)) != 0)
             return -1;
     }
     sx_open o = {p->ordinal, call->end, call->region}; /* call_id slot: the end */
     if (!stack || sx_stack_push(stack, &o) < 0)
         return -1;
     p->calls++;
-    lane_event(p, li, call->start - w->origin, 1, call->region, event);
+    lane_event(p, li, call->start - w->origin, 1, call->region, send);
     *user = p->ordinal++;
     return w->failed ? -1 : 1;
 }
@@ -666,10 +682,10 @@ static int close_every_lane(stream_pass *p)
     return 0;
 }
 
-static int replay_event(void *ctx, int64_t t, int begin, uint32_t region, uint64_t event)
+static int replay_event(void *ctx, int64_t t, int begin, uint32_t region, uint64_t flow)
 {
     writer *w = ctx;
-    slice_event(w, t, begin, region, event);
+    slice_event(w, t, begin, region, flow);
     return w->failed;
 }
 
@@ -886,7 +902,7 @@ int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
             if (rc > 0 && check_first)
                 rc = -1; /* checked before: bytes are out */
             for (size_t li = 0; li < rank_num_lanes[k]; li++)
-                free(p.ls[li].open_event);
+                free(p.ls[li].open_flow);
             free(p.ls);
             p.ls = NULL;
             sx_lane_spill_close(p.spill);
@@ -932,7 +948,7 @@ int sp_export_perfetto_stream(FILE *out, const struct sp_run_source *src,
     sp_mpi_flows_stream_close(&p.ends);
     sp_mpi_flows_free(&flows);
     free(p.row_of_region);
-    free(p.open_event);
+    free(p.open_flow);
     free(p.lanes);
     free(ranks);
     return rc;

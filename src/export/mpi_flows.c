@@ -238,10 +238,20 @@ void sp_mpi_flows_free(sp_mpi_flows *flows)
     *flows = (sp_mpi_flows){0};
 }
 
-const sp_mpi_flow_end *sp_mpi_flows_at(const sp_mpi_flows *flows, uint64_t e, size_t *count)
+const sp_mpi_flow_end *sp_mpi_flows_at_call(const sp_mpi_flows *flows, uint32_t rank,
+                                            int64_t start, uint64_t e, size_t *count)
 {
     if (flows->file)
-        return sp_mpi_flows_file_at(flows->file, e, count);
+        return sp_mpi_flows_file_at(flows->file, rank, start, e, count);
+    return sp_mpi_flows_at(flows, e, count);
+}
+
+const sp_mpi_flow_end *sp_mpi_flows_at(const sp_mpi_flows *flows, uint64_t e, size_t *count)
+{
+    if (flows->file) { /* (the file is read by call: sp_mpi_flows_at_call) */
+        *count = 0;
+        return NULL;
+    }
     size_t lo = 0, hi = flows->num_ends;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;

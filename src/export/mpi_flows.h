@@ -35,8 +35,8 @@ typedef struct sp_mpi_flows {
     uint64_t messages;        /* pairs */
     uint64_t unpaired;        /* ends left out */
     sp_mpi_flows_file *file;  /* past the budget (mpi_flows_external.c):
-                                 the ends in a temporary file, read one
-                                 rank file's slice at a time */
+                                 the ends in a temporary file in the order
+                                 the writers look calls up, read in windows */
 } sp_mpi_flows;
 
 /* Pair the ends among events with kept[e] != 0 (kept may be NULL: all).
@@ -118,24 +118,44 @@ void sp_mpi_flows_stream_keep(sp_mpi_flows_stream *s, uint64_t event);
  * file failed): nothing is written yet, the in-memory path may still do. */
 int sp_mpi_flows_stream_pair(sp_mpi_flows_stream *s, sp_mpi_flows *out);
 void sp_mpi_flows_stream_close(sp_mpi_flows_stream *s);
-/* The ends at event e: *count of them (0, 1 or 2) starting at the result
- * (valid until the next call). */
+/* The ends at event e (in memory only): *count of them (0, 1 or 2)
+ * starting at the result. */
 const sp_mpi_flow_end *sp_mpi_flows_at(const sp_mpi_flows *flows, uint64_t e, size_t *count);
+/* The ends of a call the stream hands over: rank, its start (call->start)
+ * and its event.  From memory as sp_mpi_flows_at; from a file, lookups in
+ * the stream's order (rank by rank, start ascending: every kept call of
+ * chrome's writing pass and of perfetto's, at its enter) read the file
+ * forward in windows; one that goes back seeks (a binary search).  Valid
+ * until the next call. */
+const sp_mpi_flow_end *sp_mpi_flows_at_call(const sp_mpi_flows *flows, uint32_t rank,
+                                            int64_t start, uint64_t e, size_t *count);
 
 /* ---- Past the budget (mpi_flows_external.c) ------------------------------
  * Pair sends and recvs (external sorts by key, start, event: by_key),
  * finished here and freed by the caller, as sp_mpi_flows_pair does: a first
  * merge counts each key's ends and keeps the keys whose counts differ, a
  * second numbers the others' pairs; the flow ends go through a third
- * external sort by event (3/4 of the budget: the two merges read in the
- * rest) into a temporary file, cut at bounds[] (ascending event indexes:
- * the first event of each rank file), unless they fit in it.  0, or -1
- * (out of memory, a temporary file failed). */
+ * external sort (3/4 of the budget: the two merges read in the rest) in the
+ * order the writers look calls up: rank, the call's start on the stream's
+ * axis (its file's start minus the rank's clock offset, `offsets`), event;
+ * into a temporary file read in windows (an eighth of the budget, 4 to
+ * 4,096 ends of 32 bytes), unless they fit in it (then by event in memory,
+ * as sp_mpi_flows_pair).  0, or -1 (out of memory, a temporary file
+ * failed). */
+typedef struct sp_mpi_rank_offsets {
+    const uint32_t *ranks;    /* ascending */
+    const int64_t *offsets;   /* sp_rank_clock_offset of each */
+    size_t num;
+} sp_mpi_rank_offsets;
 int sp_mpi_flows_pair_external(struct sp_ext_sort *sends, struct sp_ext_sort *recvs,
-                               size_t budget, const uint64_t *bounds, size_t num_bounds,
+                               size_t budget, const sp_mpi_rank_offsets *offsets,
                                sp_mpi_flows *out);
-/* The ends at e from the file: the slice of e's rank file loaded first. */
-const sp_mpi_flow_end *sp_mpi_flows_file_at(sp_mpi_flows_file *file, uint64_t e, size_t *count);
+const sp_mpi_flow_end *sp_mpi_flows_file_at(sp_mpi_flows_file *file, uint32_t rank,
+                                            int64_t start, uint64_t e, size_t *count);
+/* Lookups that sought back (or far ahead) rather than read on; the window's
+ * size in ends (for the trace and the tests). */
+uint64_t sp_mpi_flows_file_seeks(const sp_mpi_flows_file *file);
+size_t sp_mpi_flows_file_window(const sp_mpi_flows_file *file);
 void sp_mpi_flows_file_free(sp_mpi_flows_file *file);
 /* The order sp_mpi_flows_pair pairs in (key, start, event). */
 int sp_mpi_end_by_key(const void *a, const void *b);

@@ -9,6 +9,7 @@
 #include "ext_sort.h"
 #include "mpi_flows.h"
 #include "scopeprof/h5.h"
+#include "scopeprof/report.h" /* sp_rank_clock_offset */
 
 enum { WINDOW = 16384 };
 
@@ -324,20 +325,29 @@ int sp_mpi_flows_stream_pair(sp_mpi_flows_stream *s, sp_mpi_flows *out)
             rc = -1;
         }
     } else {
-        uint64_t *bounds = malloc((s->num_by_base + 1) * sizeof *bounds);
-        for (size_t i = 0; bounds && i < s->num_by_base; i++)
-            bounds[i] = s->file_base[s->by_base[i]];
-        rc = bounds ? sp_mpi_flows_pair_external(s->sends, s->recvs, s->budget, bounds,
-                                                 s->num_by_base, out)
-                    : -1;
-        free(bounds);
+        /* the flow ends in the order the writers meet the calls: on the
+         * stream's time axis, each rank's clock offset removed */
+        int64_t *offsets = malloc(((size_t)s->num_ranks + 1) * sizeof *offsets);
+        for (long k = 0; offsets && k < s->num_ranks; k++)
+            offsets[k] = sp_rank_clock_offset(s->src->profile, s->ranks[k]);
+        sp_mpi_rank_offsets by_rank = {s->ranks, offsets, (size_t)s->num_ranks};
+        rc = offsets ? sp_mpi_flows_pair_external(s->sends, s->recvs, s->budget, &by_rank, out)
+                     : -1;
+        free(offsets);
         /* (the tests check that their tiny budget took this path) */
         const char *trace = getenv("SCOPEPROF_EXPORT_TRACE");
-        if (rc == 0 && trace && !strcmp(trace, "1"))
-            fprintf(stderr,
-                    "scopeprof export: MPI message ends past the budget (%zu bytes): "
-                    "paired through temporary files, flow ends %s\n",
-                    s->budget, out->file ? "read per rank file" : "in memory");
+        if (rc == 0 && trace && !strcmp(trace, "1")) {
+            if (out->file)
+                fprintf(stderr,
+                        "scopeprof export: MPI message ends past the budget (%zu bytes): "
+                        "paired through temporary files, flow ends read in windows of %zu\n",
+                        s->budget, sp_mpi_flows_file_window(out->file));
+            else
+                fprintf(stderr,
+                        "scopeprof export: MPI message ends past the budget (%zu bytes): "
+                        "paired through temporary files, flow ends in memory\n",
+                        s->budget);
+        }
     }
     sp_ext_sort_free(s->sends);
     sp_ext_sort_free(s->recvs);

@@ -2,14 +2,19 @@
 """MPI message flows past the pairing budget (docs/stream.md, "MPI messages
 and records"): with SCOPEPROF_FLOWS_BUDGET small enough, the streamed
 `export chrome` and `export perfetto` pair the message ends through sorted
-runs in temporary files and read the flow ends back one rank file at a
-time; the bytes must be the in-memory path's (SCOPEPROF_EXPORT_IN_MEMORY=1).
-Inputs: scripts/bench/gen_mpi_ranks.py's rank files (half the calls are
-message ends) and tests/programs/mpi/mpi_calls.c on 4 ranks under the shim
-with each MPI built, with filters that drop ends (their messages are left
-out), ranks and calls.  The trace line says the external path was taken;
-no temporary file is left in TMPDIR."""
+runs in temporary files and read the flow ends back in windows (4 ends at
+budget 1, 16 at 4K, 384 at 96K) in the order the writers meet the calls;
+the bytes must be the in-memory path's (SCOPEPROF_EXPORT_IN_MEMORY=1), so
+an end the window misses fails.  Inputs: scripts/bench/gen_mpi_ranks.py's
+rank files (half the calls are message ends), on one lane and on 3 lanes
+whose calls interleave, and tests/programs/mpi/mpi_calls.c on 4 ranks under
+the shim with each MPI built, with filters that drop ends (their messages
+are left out), ranks and calls.  The trace lines say the external path was
+taken and that the writers read the file forward (a lookup that seeks back
+is one of calls starting together, taken longest first); no temporary file
+is left in TMPDIR."""
 import os
+import re
 import subprocess
 
 from common import MPI_LAUNCHERS, SCOPEPROF, fail, mpi_calls_run, workdir
@@ -53,24 +58,51 @@ def export(label, fmt, files, out, budget, *options, external=True):
           f"{' through temporary files' if external else ', in memory'}")
 
 
-# 3 ranks of 4,001 calls: 6,000 message ends
-run = os.path.join(d, "gen")
-subprocess.run(["/usr/bin/python3", GEN, run, "3", "4001"], check=True, capture_output=True)
-files = sorted(os.path.join(run, f) for f in os.listdir(run))
-for fmt in ("chrome", "perfetto"):
-    out = os.path.join(d, f"gen.{fmt}")
-    # (3,000 sends and as many receives of 48 bytes, 6,000 flow ends of 24)
-    # runs of 42 ends and the flow ends in a file; runs of 1,000 ends and
-    # the flow ends in a file; runs of 2,000 ends and the flow ends in
-    # memory; the default budget takes no file
-    for budget, where in (("4096", "file"), ("96K", "file"), ("192K", "memory")):
-        export("gen_mpi_ranks", fmt, files, out, budget)
-        if f"flow ends {'read per rank file' if where == 'file' else 'in memory'}" not in LAST:
-            fail(f"{fmt} (budget {budget}): the flow ends were not {where}: {LAST}")
-    export("gen_mpi_ranks", fmt, files, out, "64M", external=False)
-    for options in (["--ranks", "0,2"], ["--exclude", "MPI_Recv"], ["--min-duration", "0.00000002"],
-                    ["--include", "MPI_Send"]):
-        export("gen_mpi_ranks", fmt, files, out, "4K", *options)
+
+
+def read_forward(name, ends, most_back):
+    """The trace of the flow-end file: `ends` in it, read in windows, at
+    most `most_back` lookups sought back."""
+    m = re.search(r"flow ends: (\d+) in the file, (\d+) windows read, (\d+) lookups sought back",
+                  LAST)
+    if not m:
+        fail(f"{name}: no flow-end file: {LAST}")
+    n, reads, back = (int(g) for g in m.groups())
+    if n != ends or back > most_back or reads < 2:
+        fail(f"{name}: {n} flow ends (want {ends}), {reads} windows, {back} sought back: {LAST}")
+    print(f"ok: {name}: {n} flow ends read forward in {reads} windows, {back} sought back")
+
+
+# 3 ranks of 4,001 calls: 6,000 message ends; then 3 lanes per rank
+for lanes in (1, 3):
+    run = os.path.join(d, f"gen{lanes}")
+    subprocess.run(["/usr/bin/python3", GEN, run, "3", "4001", str(lanes)], check=True,
+                   capture_output=True)
+    files = sorted(os.path.join(run, f) for f in os.listdir(run))
+    ends = 6000 * lanes
+    label = f"gen_mpi_ranks, {lanes} lane{'s' if lanes > 1 else ''}"
+    for fmt in ("chrome", "perfetto"):
+        out = os.path.join(d, f"gen.{fmt}")
+        # (sends and receives of 48 bytes, flow ends of 32) 1 lane: runs of
+        # 42 ends, windows of 16 flow ends; runs of 1,000, windows of 384;
+        # runs of 1,440 and the flow ends in memory; the default budget
+        # takes no file
+        budgets = [("4096", 16), ("96K", 384), ("1", 4)] + ([("270K", 0)] if lanes == 1 else [])
+        for budget, window in budgets:
+            export(label, fmt, files, out, budget)
+            where = f"read in windows of {window}" if window else "in memory"
+            if f"flow ends {where}\n" not in LAST:
+                fail(f"{label} {fmt} (budget {budget}): the flow ends were not {where}: {LAST}")
+            if window:
+                # 1 lane: no two calls of a rank start together; 3 lanes:
+                # now and then (the stream takes the longer first): a
+                # lookup in a hundred at most
+                read_forward(f"{label} {fmt} (budget {budget})", ends,
+                             0 if lanes == 1 else ends // 100)
+        export(label, fmt, files, out, "64M", external=False)
+        for options in (["--ranks", "0,2"], ["--exclude", "MPI_Recv"],
+                        ["--min-duration", "0.00000002"], ["--include", "MPI_Send"]):
+            export(label, fmt, files, out, "4K", *options)
 
 # the shim's MPI program (wildcard receives, MPI_Sendrecv, sub-communicators)
 ran = 0
