@@ -490,4 +490,34 @@ Test(cli_compare, compare_and_page_without_start_time_ns_stream)
                                            "--from", "0.005", "--to", "0.02", "-o", "page.html",
                                            NULL},
                      2);
+    /* an event outside every row: the origin is the first event of all,
+     * which the rows do not give, so the page is read in memory (it
+     * streamed before, counted from 0) */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && cp na_rank00000.h5 nx_rank00000.h5 && /usr/bin/python3 -c \"import h5py\n"
+             "f = h5py.File('nx_rank00000.h5', 'r+')\n"
+             "for k in list(f['events']):\n"
+             "    a = f['events'][k][:]\n"
+             "    del f['events'][k]\n"
+             "    f['events'].create_dataset(k, data=list(a) + [a[-1]], dtype=a.dtype)\n"
+             "f.close()\"",
+             dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    static const char *const trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
+    const char *const outside[] = {"report", "nx_rank00000.h5", "-o", "page.html", NULL};
+    result s = run_env(outside, trace);
+    cr_assert_eq(s.status, 0, "%s", s.err);
+    char *streamed = slurp(in_dir("page.html"));
+    result m = run_env(outside, memory);
+    cr_assert_eq(m.status, 0, "%s", m.err);
+    char *in_memory = slurp(in_dir("page.html"));
+    cr_expect_str_eq(s.err, "scopeprof report: html: in memory: no metadata start_time_ns, and "
+                            "events outside every row (the page's origin is the first event)\n");
+    cr_expect(strlen(streamed) > 1000 && !strcmp(streamed, in_memory), "the page differs");
+    free(streamed);
+    free(in_memory);
+    result_free(&s);
+    result_free(&m);
 }
