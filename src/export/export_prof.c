@@ -570,8 +570,60 @@ int sp_prof_stream_open(sp_prof_stream **out, const struct sp_run_source *src,
     return 0;
 }
 
-/* One rank by name: on the stream, or, for a file with fork edges that is
- * grafted, from that file alone in memory.  0, 1, -1. */
+/* By name from a rank's grafted call-path tree with its lanes on top
+ * (sp_path_tree_stream_rank, with_ranks: the nodes in the order the
+ * in-memory path creates them, grafted on the stream).  That path walks the
+ * grafted calls lane after lane (the lane of each tree's root), so a call's
+ * open ancestors are its node's path: a node's calls are primitive when no
+ * region node above it has its region, and its caller is its parent node's
+ * region.  A (region, caller) bucket is first met at its node with the
+ * smallest (lane, creation index): within a lane the nodes are created in
+ * the walk's order.  0, -1 out of memory. */
+static int names_of_tree(name_ctx *x, const sp_path_tree *tree, size_t names, int64_t *roots_ns)
+{
+    *x = (name_ctx){.region = calloc(names, sizeof *x->region)};
+    if (!x->region)
+        return -1;
+    for (size_t k = 0; k < tree->n; k++) {
+        const sp_path_node *nd = &tree->nodes[k];
+        if (nd->kind != SP_PATH_REGION)
+            continue;
+        uint32_t r = (uint32_t)nd->value;
+        int64_t up = nd->parent;
+        uint32_t caller = up >= 0 && tree->nodes[up].kind == SP_PATH_REGION
+                              ? (uint32_t)tree->nodes[up].value
+                              : ROOT_CALLER;
+        int primitive = 1;
+        for (; up >= 0 && tree->nodes[up].kind == SP_PATH_REGION; up = tree->nodes[up].parent)
+            if (tree->nodes[up].value == nd->value)
+                primitive = 0;
+        x->lane = up >= 0 && tree->nodes[up].kind == SP_PATH_LANE ? tree->nodes[up].value : -1;
+        x->seq = k;
+        bucket *b = find_bucket(x, r, caller);
+        if (!b)
+            return -1;
+        if (x->lane < b->first_lane || (x->lane == b->first_lane && k < b->first_seq)) {
+            b->first_lane = x->lane;
+            b->first_seq = k;
+        }
+        stat4 calls = {primitive ? nd->calls : 0, nd->calls, nd->exclusive_ns,
+                       primitive ? nd->inclusive_ns : 0};
+        stat4 *into[2] = {&x->region[r], &b->s};
+        for (int t = 0; t < 2; t++) {
+            into[t]->cc += calls.cc;
+            into[t]->nc += calls.nc;
+            into[t]->tt_ns += calls.tt_ns;
+            into[t]->ct_ns += calls.ct_ns;
+        }
+        if (caller == ROOT_CALLER)
+            *roots_ns += nd->inclusive_ns;
+    }
+    return 0;
+}
+
+/* One rank by name, on the stream: a file with fork edges that is grafted
+ * through its grafted call-path tree (names_of_tree), any other call by
+ * call.  0, 1, -1. */
 static int names_streamed(sp_prof_stream *s, FILE *out, uint32_t rank, long file,
                           const char *root_name, char *why, size_t whylen)
 {
@@ -580,25 +632,22 @@ static int names_streamed(sp_prof_stream *s, FILE *out, uint32_t rank, long file
     size_t names = skeleton->num_names ? skeleton->num_names : 1;
     int rc = 0;
     sp_rank_data data = {0};
-    sp_profile *full = NULL;
+    data.row_of_region = malloc(names * sizeof *data.row_of_region);
+    if (!data.row_of_region)
+        return -1;
+    sp_stream_rows_of_rank(skeleton, rank, data.row_of_region);
     if (file >= 0 && s->src->shapes[file].has_fork && sp_selection_grafts(sel)) {
-        rc = sp_stream_rank_grafted(s->src, sel, rank, file, &full, &data, why, whylen);
-        if (rc != 0)
-            return rc;
-        rc = names_of_rank(&s->names, skeleton, &data);
-        s->calls = data.calls.n;
-        for (size_t i = 0; i < data.calls.n; i++)
-            if (data.calls.parent[i] < 0)
-                s->roots_ns += data.calls.end[i] - data.calls.start[i];
+        sp_path_tree tree;
+        sp_path_tree_init(&tree);
+        rc = sp_path_tree_stream_rank(&tree, s->src, &s->filter, rank, 1, &s->calls, why,
+                                      whylen);
+        if (rc == 0)
+            rc = names_of_tree(&s->names, &tree, names, &s->roots_ns);
+        sp_path_tree_free(&tree);
     } else {
         s->names = (name_ctx){.region = calloc(names, sizeof *s->names.region)};
         if (!s->names.region)
-            return -1;
-        data.row_of_region = malloc(names * sizeof *data.row_of_region);
-        if (!data.row_of_region)
             rc = -1;
-        else
-            sp_stream_rows_of_rank(skeleton, rank, data.row_of_region);
         if (rc == 0 && file >= 0) {
             sp_stream_filter_rank(&s->filter, rank);
             sp_call_visitor visitor = {name_enter, name_exit, s};
@@ -618,12 +667,7 @@ static int names_streamed(sp_prof_stream *s, FILE *out, uint32_t rank, long file
         write_root(out, root_name, s->roots_ns);
         rc = write_names(out, skeleton, &data, &s->names, root_name);
     }
-    if (full) {
-        sp_rank_data_free(&data);
-        sp_profile_free(full);
-    } else {
-        free(data.row_of_region);
-    }
+    free(data.row_of_region);
     for (size_t l = 0; l < s->num_lanes; l++) {
         free(s->lanes[l].open);
         free(s->lanes[l].stack);

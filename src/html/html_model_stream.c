@@ -46,6 +46,7 @@ typedef struct html_pass {
     int64_t *row_of_region;   /* of the rank being streamed */
     int64_t *acc;             /* its region times (rank_region_ns row) */
     int64_t shift;
+    int64_t origin;           /* the run's (sp_run_source_origin: the skeleton has no events) */
     /* kept roots, in start order: the time they cover */
     int any_root;
     int64_t first_a, a, b, last, covered;
@@ -284,7 +285,7 @@ static int rank_end(html_pass *p, size_t k)
     int64_t wall = 0, covered = 0;
     if (p->any_root) {
         covered = p->covered + (p->b - p->a);
-        int64_t origin = sp_profile_origin_ns(run->profile) + p->shift;
+        int64_t origin = p->origin + p->shift;
         wall = p->last - (origin < p->first_a ? origin : p->first_a);
     }
     run->rank_covered_ns[k] = covered;
@@ -376,9 +377,9 @@ static int hook_rank_apart(void *ctx, uint32_t rank)
 
 /* Start and span of the timeline (html_model.c's time_axis) from the rows'
  * first start and last end, which the streamed report checked against the
- * events. */
-static void time_axis(const sp_profile *profile, const sp_selection *sel, int64_t *origin,
-                      int64_t *span)
+ * events; meta: the run's origin (sp_profile_origin_ns of the loaded run). */
+static void time_axis(const sp_profile *profile, const sp_selection *sel, int64_t meta,
+                      int64_t *origin, int64_t *span)
 {
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t r = 0; r < profile->num_rows; r++) {
@@ -391,7 +392,6 @@ static void time_axis(const sp_profile *profile, const sp_selection *sel, int64_
         if (row->stats.end_maximum - shift > hi)
             hi = row->stats.end_maximum - shift;
     }
-    int64_t meta = sp_profile_origin_ns(profile);
     *origin = lo == INT64_MAX ? meta : (meta < lo ? meta : lo);
     if (sel && sel->has_from && meta + (int64_t)(sel->from_s * 1e9) > *origin)
         *origin = meta + (int64_t)(sel->from_s * 1e9);
@@ -492,6 +492,16 @@ int html_run_build_stream(html_run *run, const sp_run_source *src, const char *c
             return 1;
         }
     html_pass p = {.run = run, .src = src, .sel = opt->selection};
+    /* The in-memory model counts the rank walls, the timeline and
+     * --from/--to from the loaded run's origin: metadata start_time_ns,
+     * else its first event, which the skeleton has not (the rows'
+     * start_minimum, checked against the events by the stream). */
+    if (sp_run_source_origin(src, &p.origin, why, whylen) != 0) {
+        if (strcmp(why, "out of memory") != 0)
+            snprintf(why, whylen, "no metadata start_time_ns, and events outside every row "
+                                  "(the page's origin is the first event)");
+        return 1;
+    }
     int rc = sp_stream_filter_init(&p.filter, src, opt->selection, why, whylen);
     if (rc != 0)
         return rc;
@@ -511,8 +521,8 @@ int html_run_build_stream(html_run *run, const sp_run_source *src, const char *c
         run->rank_region_ns[k] = -1;
     if (p.num_ranks) {
         int64_t origin, span;
-        time_axis(profile, opt->selection, &origin, &span);
-        html_timeline_init(&run->timeline, origin, origin - sp_profile_origin_ns(profile), span,
+        time_axis(profile, opt->selection, p.origin, &origin, &span);
+        html_timeline_init(&run->timeline, origin, origin - p.origin, span,
                            opt->bin_budget ? opt->bin_budget : HTML_DEFAULT_BIN_BUDGET,
                            opt->exact_budget ? opt->exact_budget : HTML_DEFAULT_EXACT_BUDGET);
         run->has_timeline = 1;

@@ -704,7 +704,6 @@ static int check_unselected_ranks(const sp_run_source *src, const sp_report *rep
 /* What the streamed path does not do yet (docs/stream.md). */
 static const char *not_streamed(const sp_run_source *src, const sp_report_options *opt)
 {
-    const sp_selection *sel = opt->selection;
     if (opt->per_lane && opt->remote && opt->remote->count > 1)
         return "per-lane trees (--lanes) under an MPI launcher";
     if (opt->per_lane && opt->call_hook)
@@ -713,11 +712,6 @@ static const char *not_streamed(const sp_run_source *src, const sp_report_option
         return "per-call collection";
     if (opt->call_hook && opt->remote)
         return "per-call collection shared with other processes";
-    int64_t start;
-    /* the page's timeline takes its window from metadata (html_model_stream.c) */
-    if (sel && (sel->has_from || sel->has_to) && opt->call_hook &&
-        sp_profile_meta_int(src->profile, "start_time_ns", &start) != 0)
-        return "--from / --to without metadata start_time_ns, with a per-call hook";
     /* MPI columns: the MPI tables read them after the pass
      * (sp_report_mpi_build_stream) */
     return sp_run_source_unstreamable_calls(src);

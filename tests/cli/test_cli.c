@@ -1559,6 +1559,86 @@ Test(cli, export_of_fork_edges_grafts_on_the_stream)
     }
 }
 
+/* export prof grafts ranks with fork edges on the stream in both modes:
+ * the call-path tree, and by name (--no-call-paths: primitive calls and
+ * callers from the grafted tree with its lanes, callers in the order the
+ * in-memory walk meets them: w's caller omp parallel before t, although
+ * t's w starts first).  The crafted rank above, one and two ranks, with
+ * filters, the in-memory path's files byte for byte, and no rank read
+ * whole (SCOPEPROF_EXPORT_TRACE=1 would say "with fork edges in memory");
+ * a file without stored parent ids still reads the rank whole. */
+Test(cli, export_prof_of_fork_edges_grafts_on_the_stream)
+{
+    write_fork_rank("fork_rank00000.h5", 0, 1);
+    write_fork_rank("fork_rank00001.h5", 1, 1);
+    write_fork_rank("noparent_rank00000.h5", 0, 0);
+    static const char *const trace[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
+    const char *const variants[][12] = {
+        {"fork_rank00000.h5", NULL},
+        {"fork_rank00000.h5", "fork_rank00001.h5", NULL},
+        {"fork_rank00000.h5", "--exclude", "main", NULL},
+        {"fork_rank00000.h5", "--exclude", "omp parallel", NULL},
+        {"fork_rank00000.h5", "--include", "main|t|w", NULL},
+        {"fork_rank00000.h5", "--min-duration", "0.0000002", NULL},
+        {"fork_rank00000.h5", "fork_rank00001.h5", "--from", "0.00018", "--to", "0.00052", NULL},
+        {"fork_rank00000.h5", "--no-graft", NULL},
+        {"fork_rank00000.h5", "--lanes=MainThread", NULL},
+        {"noparent_rank00000.h5", NULL},
+    };
+    const size_t whole_from = 9;
+    for (int names = 0; names < 2; names++)
+        for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+            const char *args[20] = {"export", "prof"};
+            size_t n = 2;
+            for (size_t k = 0; variants[v][k]; k++)
+                args[n++] = variants[v][k];
+            if (names)
+                args[n++] = "--no-call-paths";
+            args[n++] = "-o";
+            size_t out_at = n++;
+            args[out_at] = "s";
+            result s = run_env(args, trace);
+            args[out_at] = "m";
+            result m = run_env(args, memory);
+            cr_assert_eq(s.status, 0, "variant %zu/%d: %s", v, names, s.err);
+            cr_assert_eq(m.status, 0, "variant %zu/%d: %s", v, names, m.err);
+            int whole = strstr(s.err, "with fork edges in memory") != NULL;
+            cr_expect_eq(whole, v >= whole_from, "variant %zu/%d: %s", v, names, s.err);
+            cr_expect_neq(strstr(s.err, "scopeprof export: streamed\n"), NULL,
+                          "variant %zu/%d: %s", v, names, s.err);
+            for (int r = 0; r < 2; r++) {
+                char sname[32], mname[32];
+                snprintf(sname, sizeof sname, "s_rank%d.prof", r);
+                snprintf(mname, sizeof mname, "m_rank%d.prof", r);
+                size_t slen = 0, mlen = 0;
+                char *got = slurp_sized(in_dir(sname), &slen);
+                char *want = slurp_sized(in_dir(mname), &mlen);
+                cr_expect_eq(!got, !want, "variant %zu/%d rank %d: written %d, in memory %d", v,
+                             names, r, !!got, !!want);
+                cr_expect_eq(slen, mlen, "variant %zu/%d rank %d: %zu bytes, in memory %zu", v,
+                             names, r, slen, mlen);
+                if (got && want && slen == mlen)
+                    cr_expect_eq(memcmp(got, want, slen), 0,
+                                 "variant %zu/%d rank %d differs", v, names, r);
+                if (v == 0 && names && r == 0 && got) {
+                    /* w's callers: omp parallel (the walk's first) before t */
+                    const char *w = memmem(got, slen, "\x01w)\x05", 4);
+                    size_t left = w ? (size_t)(got + slen - w) : 0;
+                    const char *op = w ? memmem(w, left, "omp parallel)\x04", 14) : NULL;
+                    const char *t = w ? memmem(w, left, "\x01t)\x04", 4) : NULL;
+                    cr_expect(op && t && op < t, "w's callers: omp parallel, then t");
+                }
+                free(got);
+                free(want);
+                unlink(in_dir(sname));
+                unlink(in_dir(mname));
+            }
+            result_free(&s);
+            result_free(&m);
+        }
+}
+
 /* Streamed exports (docs/stream.md, "Exports"): a problem found in a late
  * rank (one the stream does not word, a call that ends before it starts;
  * calls that do not nest are worded on the stream: below), after the

@@ -81,8 +81,10 @@ static void add(evs *e, const char *region, int64_t start, int64_t end, int64_t 
     e->v[e->n++] = (ev){region, start, end, thread};
 }
 
-/* One rank's file, rows in order of first appearance, events in given order. */
-static void write_rank(const char *name, uint32_t rank, const evs *e, const char *const *threads)
+/* One rank's file, rows in order of first appearance, events in given order,
+ * `shift` ns later; with_start: metadata start_time_ns. */
+static void write_rank_with(const char *name, uint32_t rank, const evs *e,
+                            const char *const *threads, int64_t shift, int with_start)
 {
     size_t n = e->n;
     sp_profile *p = sp_profile_new();
@@ -108,8 +110,8 @@ static void write_rank(const char *name, uint32_t rank, const evs *e, const char
             if (used[j] || strcmp(e->v[j].region, e->v[i].region))
                 continue;
             used[j] = 1;
-            p->start[p->num_events] = 1000000 + e->v[j].start;
-            p->end[p->num_events] = 1000000 + e->v[j].end;
+            p->start[p->num_events] = 1000000 + shift + e->v[j].start;
+            p->end[p->num_events] = 1000000 + shift + e->v[j].end;
             p->thread_ids[p->num_events] = e->v[j].thread;
             p->num_events++;
             row->count++;
@@ -127,12 +129,18 @@ static void write_rank(const char *name, uint32_t rank, const evs *e, const char
         p->num_threads = t + 1;
     }
     p->num_ranks = rank + 1;
-    sp_profile_set_meta_int(p, "start_time_ns", 1000000);
+    if (with_start)
+        sp_profile_set_meta_int(p, "start_time_ns", 1000000);
     sp_profile_set_meta_int(p, "mpi_size", 2);
     sp_profile_set_meta_int(p, "mpi_rank", rank);
     char err[512];
     cr_assert_eq(sp_h5_write(in_dir(name), p, err, sizeof err), 0, "%s", err);
     sp_profile_free(p);
+}
+
+static void write_rank(const char *name, uint32_t rank, const evs *e, const char *const *threads)
+{
+    write_rank_with(name, rank, e, threads, 0, 1);
 }
 
 static const char *const lanes3[] = {"MainThread", "worker1", "worker2", NULL};
@@ -144,7 +152,8 @@ static const char *const lanes3[] = {"MainThread", "worker1", "worker2", NULL};
  *  - lane 1: "rec > rec > rec" (by name: a region inside itself);
  *  - lane 2: 70,000 "tick" calls under "work": more than the percentile
  *    sample (65,536) holds. */
-static void write_side(const char *name, uint32_t rank, int64_t scale)
+static void write_side_with(const char *name, uint32_t rank, int64_t scale, int64_t shift,
+                            int with_start)
 {
     evs e = {0};
     add(&e, "work", 0, 40000000, 0);
@@ -165,8 +174,13 @@ static void write_side(const char *name, uint32_t rank, int64_t scale)
             add(&e, "tick", s, s + 100 + ((j * 7919 + k) % 300) * scale / 4000, 2);
         }
     }
-    write_rank(name, rank, &e, lanes3);
+    write_rank_with(name, rank, &e, lanes3, shift, with_start);
     free(e.v);
+}
+
+static void write_side(const char *name, uint32_t rank, int64_t scale)
+{
+    write_side_with(name, rank, scale, 0, 1);
 }
 
 static void expect_same(const char *const *args, int want_streamed)
@@ -435,4 +449,75 @@ Test(cli_compare, html_of_fork_edges_equals_in_memory)
     expect_same_page((const char *const[]){"report", "omp_rank00000.h5", "--from", "0.0003",
                                            "--to", "0.003", "-o", "page.html", NULL},
                      1);
+}
+
+/* Runs without metadata start_time_ns: --from/--to count from the run's
+ * first event (rank 1's here, also when --ranks leaves it out), which the
+ * stream takes from the rows' start_minimum (sp_run_source_origin), and so
+ * does the page for its rank walls and timeline, window or not (it counted
+ * from 0 before).  diff, check, flame --diff and the page stream, with the
+ * in-memory bytes. */
+Test(cli_compare, compare_and_page_without_start_time_ns_stream)
+{
+    write_side_with("na_rank00000.h5", 0, 1000, 3000000, 0);
+    write_side_with("na_rank00001.h5", 1, 1500, 500000, 0);
+    write_side_with("nb_rank00000.h5", 0, 1300, 2000000, 0);
+    write_side_with("nb_rank00001.h5", 1, 1100, 1000000, 0);
+    const char *const variants[][12] = {
+        {"diff", "na", "nb", "--from", "0.005", "--to", "0.02", "--format", "json", NULL},
+        {"diff", "na", "nb", "--ranks", "0", "--to", "0.009", "--metric", "own", NULL},
+        {"diff", "na", "nb", "--from", "0.021", "--by-name", "--format", "csv", NULL},
+        {"check", "na", "nb", "--max-regression", "5", "--from", "0.004", NULL},
+        {"check", "na", "nb", "--max-regression", "5", "--to", "0.01", "--metric", "p95",
+         "--format", "json", NULL},
+        {"flame", "--diff", "na", "nb", "--from", "0.005", "--to", "0.02", "-o", "-", NULL},
+    };
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++)
+        expect_same(variants[v], 1);
+    const char *const pages[][12] = {
+        {"report", "na_rank00000.h5", "na_rank00001.h5", "-o", "page.html", NULL},
+        {"report", "na_rank00000.h5", "na_rank00001.h5", "--from", "0.005", "--to", "0.02", "-o",
+         "page.html", NULL},
+        {"report", "na_rank00000.h5", "na_rank00001.h5", "--ranks", "0", "--to", "0.009", "-o",
+         "page.html", NULL},
+        {"report", "na_rank00000.h5", "na_rank00001.h5", "--from", "0.021", "-o", "page.html",
+         NULL},
+    };
+    for (size_t v = 0; v < sizeof pages / sizeof pages[0]; v++)
+        expect_same_page(pages[v], 1);
+    expect_same_page((const char *const[]){"report", "na_rank00000.h5", "na_rank00001.h5",
+                                           "--compare", "nb_rank00000.h5", "nb_rank00001.h5",
+                                           "--from", "0.005", "--to", "0.02", "-o", "page.html",
+                                           NULL},
+                     2);
+    /* an event outside every row: the origin is the first event of all,
+     * which the rows do not give, so the page is read in memory (it
+     * streamed before, counted from 0) */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && cp na_rank00000.h5 nx_rank00000.h5 && /usr/bin/python3 -c \"import h5py\n"
+             "f = h5py.File('nx_rank00000.h5', 'r+')\n"
+             "for k in list(f['events']):\n"
+             "    a = f['events'][k][:]\n"
+             "    del f['events'][k]\n"
+             "    f['events'].create_dataset(k, data=list(a) + [a[-1]], dtype=a.dtype)\n"
+             "f.close()\"",
+             dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    static const char *const trace[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
+    const char *const outside[] = {"report", "nx_rank00000.h5", "-o", "page.html", NULL};
+    result s = run_env(outside, trace);
+    cr_assert_eq(s.status, 0, "%s", s.err);
+    char *streamed = slurp(in_dir("page.html"));
+    result m = run_env(outside, memory);
+    cr_assert_eq(m.status, 0, "%s", m.err);
+    char *in_memory = slurp(in_dir("page.html"));
+    cr_expect_str_eq(s.err, "scopeprof report: html: in memory: no metadata start_time_ns, and "
+                            "events outside every row (the page's origin is the first event)\n");
+    cr_expect(strlen(streamed) > 1000 && !strcmp(streamed, in_memory), "the page differs");
+    free(streamed);
+    free(in_memory);
+    result_free(&s);
+    result_free(&m);
 }
