@@ -207,7 +207,8 @@ int sp_stream_rank_grafted(const sp_run_source *src, const sp_selection *sel, ui
         return 1;
     const sp_profile *skeleton = src->profile;
     int64_t *rows = NULL;
-    int rc = sp_rank_data_graft(*full, data, NULL) != 0 ? -1 : 0;
+    int grafted = sp_rank_data_graft(*full, data, NULL);
+    int rc = grafted != 0 ? -1 : 0;
     if (rc == 0)
         rc = sp_run_source_run_regions(src, *full, data);
     if (rc == 0 &&
@@ -222,6 +223,8 @@ int sp_stream_rank_grafted(const sp_run_source *src, const sp_selection *sel, ui
     sp_rank_data_free(data);
     sp_profile_free(*full);
     *full = NULL;
+    if (grafted != 0)
+        return sp_graft_failure(grafted, rank, why, whylen);
     snprintf(why, whylen, "out of memory");
     return -1;
 }
