@@ -1,13 +1,16 @@
 /* dist_report.c - `mpirun -np N scopeprof report`: the transport under
  * sp_report_remote (include/scopeprof/report.h).  Every process runs the
- * streamed report on the same inputs; selected rank k is streamed by
- * process k % N, and process 0 adds every rank's tree in rank order,
- * taking the others' from their owners: the report is the serial one.
+ * streamed report on its run source (dist_report_source.c: process 0 the
+ * whole run, the others their block of files); a selected rank is streamed
+ * by the process whose block holds its file, and process 0 adds every
+ * rank's tree in rank order, taking the others' from their owners: the
+ * report is the serial one.
  * Trees are sent as soon as they are made, not on request: a round trip
  * per rank cost more than the rank itself (protocol: dist.h). */
 #include <stdlib.h>
 
 #include "dist/dist.h"
+#include "scopeprof/stream.h"
 
 static int fetch(void *ctx, int from, uint8_t **buf, size_t *len)
 {
@@ -45,10 +48,39 @@ static int deliver(void *ctx, const void *buf, size_t len)
     return 0;
 }
 
+/* The process whose block (sp_dist_block) holds file f of count. */
+static int block_of(size_t f, size_t count, int size)
+{
+    size_t q = count / (size_t)size, rem = count % (size_t)size;
+    if (f < rem * (q + 1))
+        return (int)(f / (q + 1));
+    return q ? (int)(rem + (f - rem * (q + 1)) / q) : 0;
+}
+
+static int owner(void *ctx, uint32_t rank)
+{
+    sp_dist_report *r = ctx;
+    if (!r->whole_run) /* a block alone holds only this process's ranks */
+        return r->remote.self;
+    const sp_profile *p = r->src ? r->src->profile : NULL;
+    size_t rows = p ? p->num_rows : 0;
+    /* ranks come ascending, and rows mostly by rank: start where the last
+     * one was found */
+    for (size_t k = 0; k < rows; k++) {
+        size_t at = (r->cursor + k) % rows;
+        if (p->rows[at].rank == rank) {
+            r->cursor = at;
+            return block_of(r->src->row_file[at], r->num_files, r->remote.count);
+        }
+    }
+    return 0;
+}
+
 void sp_dist_report_init(sp_dist_report *r, const sp_dist_session *s)
 {
     *r = (sp_dist_report){
-        .remote = {.self = s->rank, .count = s->size, .fetch = fetch, .deliver = deliver}};
+        .remote = {.self = s->rank, .count = s->size, .fetch = fetch, .deliver = deliver,
+                   .owner = owner}};
     r->remote.ctx = r;
     if (s->rank == 0 && s->size > 1 && !(r->ended = calloc((size_t)s->size, 1)))
         sp_dist_abort(1); /* the others would wait for us forever */
