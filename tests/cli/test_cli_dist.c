@@ -910,6 +910,47 @@ Test(dist, report_with_a_crossing_rank_under_open_mpi, .timeout = 240)
     report_with_a_crossing_rank("openmpi");
 }
 
+/* A damaged file in another process's block (rank 3: process 1 of 2, 2 of
+ * 4): process 0 opens every file, as the serial report does, so the report
+ * fails with the serial message, printed once, and the same status; the
+ * process that opens that file alone says nothing. */
+static void report_of_a_damaged_file(const char *family)
+{
+    write_run();
+    FILE *f = fopen(in_dir("ranks/run_rank00003.h5"), "w");
+    cr_assert_not_null(f);
+    fputs("not HDF5", f);
+    fclose(f);
+    result serial = scopeprof(NULL, 0, ARGS("report", "ranks"), ARGS("NO_COLOR=1"));
+    cr_assert_neq(serial.status, 0);
+    cr_assert_not_null(strstr(serial.err, "run_rank00003.h5"), "%s", serial.err);
+    static const int counts[] = {2, 4};
+    for (int c = 0; c < 2; c++) {
+        result r = scopeprof(family, counts[c], ARGS("report", "ranks"),
+                             ARGS("NO_COLOR=1", "SCOPEPROF_REPORT_TRACE=1"));
+        cr_expect_neq(r.status, 0, "%d processes", counts[c]);
+        cr_expect_str_eq(r.out, serial.out, "%d processes", counts[c]);
+        /* (Open MPI's launcher adds its own lines about the exit status) */
+        const char *said = strstr(r.err, serial.err);
+        cr_expect_not_null(said, "%d processes: serial said:\n%s\nunder %s:\n%s", counts[c],
+                           serial.err, family, r.err);
+        cr_expect_null(said ? strstr(said + 1, serial.err) : NULL, "said twice:\n%s", r.err);
+        cr_expect_null(strstr(r.err, "scopeprof report: process"), "%s", r.err);
+        result_free(&r);
+    }
+    result_free(&serial);
+}
+
+Test(dist, report_of_a_damaged_file_under_mpich, .timeout = 240)
+{
+    report_of_a_damaged_file("mpich");
+}
+
+Test(dist, report_of_a_damaged_file_under_open_mpi, .timeout = 240)
+{
+    report_of_a_damaged_file("openmpi");
+}
+
 /* The in-memory path (forced here, as for a file the stream cannot take):
  * process 0 alone, the others give nothing and print nothing. */
 Test(dist, report_in_memory_under_mpich_is_printed_once, .timeout = 240)
