@@ -872,6 +872,15 @@ Test(dist, report_of_a_selection_under_mpich, .timeout = 240)
     report_is_the_serial_report("mpich", "--ranks", "1,3,4", (const int[]){1, 3, 4, -1});
 }
 
+/* Fork edges: the worker's call forked from main, grafted on the stream of
+ * each rank's block (the file's names renumbered before the graft). */
+Test(dist, report_with_fork_edges_under_mpich, .timeout = 240)
+{
+    with_forks = 1;
+    report_is_the_serial_report("mpich", NULL, NULL, (const int[]){0, 1, 2, 3, 4, -1});
+    with_forks = 0;
+}
+
 Test(dist, report_as_json_under_open_mpi, .timeout = 240)
 {
     report_is_the_serial_report("openmpi", "--format", "json", (const int[]){0, 1, 2, 3, 4, -1});
