@@ -67,6 +67,10 @@ int sp_dist_signal(int dest);
 int sp_dist_wait(int source);
 /* 1 when a token from `source` is waiting (not taken), 0 when none, -1. */
 int sp_dist_poll(int source);
+/* A "go" to `dest`, on a tag of its own; and 1 when one from `source` was
+ * waiting (taken), 0 when none, -1. */
+int sp_dist_go(int dest);
+int sp_dist_go_taken(int source);
 /* MPI_Abort(MPI_COMM_WORLD, code): a process that cannot go on. */
 void sp_dist_abort(int code);
 
@@ -119,11 +123,19 @@ int sp_dist_load_run(const sp_dist_session *s, char **files, size_t count, sp_pr
  * what is still on its way up to that empty message: after a fall back to
  * the in-memory path, nothing is left waiting.  A process that sees the
  * token before a send stops streaming. */
+typedef struct sp_dist_held sp_dist_held;
 typedef struct sp_dist_report {
     sp_report_remote remote;
     int stopped;              /* a process other than 0 got the 0 */
     size_t sent;              /* trees this process gave process 0 */
     unsigned char *ended;     /* process 0: the end mark came from process k */
+    unsigned char *asked;     /* process 0: "go" sent to process k */
+    int go;                   /* others: process 0 takes the trees now */
+    struct sp_dist_held {
+        uint8_t *buf;
+        size_t len;
+    } *held;                  /* others: trees made before the go */
+    size_t num_held, held_cap, held_bytes;
     /* sp_dist_report_open: the source, the run's file count (expanded),
      * and whether this process opened every file (else only its block) */
     const struct sp_run_source *src;
