@@ -114,11 +114,11 @@ int sp_dist_load_run(const sp_dist_session *s, char **files, size_t count, sp_pr
 /* ---- the commands (dist_merge.c, dist_export.c, dist_report.c) ------------ */
 
 /* `report`: the transport of sp_report_remote over MPI.  A selected rank
- * is streamed by the process whose block holds its file.  A process sends
- * each of its ranks' trees to process 0 as soon as it has it (MPI keeps
- * the order between two processes; a large message waits for process 0's
- * receive, which paces the sender); process 0 receives them in rank order.
- * At the end (sp_dist_report_finish) every other process sends an empty
+ * is streamed by the process whose block holds its file.  A process holds
+ * its ranks' trees (up to 64 MiB, then it waits asleep) until process 0,
+ * reaching its block, sends it a "go" (sp_dist_go), then sends each as
+ * soon as it has it (MPI keeps the order between two processes); process
+ * 0 receives them in rank order.  At the end (sp_dist_report_finish) every other process sends an empty
  * message, and process 0 sends each a token meaning "no more", then takes
  * what is still on its way up to that empty message: after a fall back to
  * the in-memory path, nothing is left waiting.  A process that sees the
