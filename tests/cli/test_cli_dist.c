@@ -872,6 +872,27 @@ Test(dist, report_of_a_selection_under_mpich, .timeout = 240)
     report_is_the_serial_report("mpich", "--ranks", "1,3,4", (const int[]){1, 3, 4, -1});
 }
 
+/* --from/--to count from the run's first event: every process opens every
+ * file (process 1 says so), and the report is the serial one. */
+Test(dist, report_of_a_time_window_under_mpich_opens_every_file, .timeout = 240)
+{
+    rotated_names = 1;
+    write_run();
+    rotated_names = 0;
+    result serial = scopeprof(NULL, 0, ARGS("report", "ranks", "--to", "0.00005"),
+                              ARGS("NO_COLOR=1"));
+    cr_assert_eq(serial.status, 0, "%s", serial.err);
+    result r = scopeprof("mpich", 2, ARGS("report", "ranks", "--to", "0.00005"),
+                         ARGS("NO_COLOR=1", "SCOPEPROF_REPORT_TRACE=1"));
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, serial.out);
+    cr_expect_not_null(strstr(r.err, "scopeprof report: process 1 streamed 2 ranks from 5 of 5 "
+                                     "files:"),
+                       "%s", r.err);
+    result_free(&serial);
+    result_free(&r);
+}
+
 /* Fork edges: the worker's call forked from main, grafted on the stream of
  * each rank's block (the file's names renumbered before the graft). */
 Test(dist, report_with_fork_edges_under_mpich, .timeout = 240)
