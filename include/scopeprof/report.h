@@ -133,9 +133,10 @@ typedef enum sp_report_sort {
 
 /* sp_report_build_stream shared with other processes that run the same
  * command on the same inputs (src/cli: the processes of an MPI launcher).
- * Selected rank k belongs to process k % count; each process streams its
- * own ranks, and process 0 adds every rank's tree in rank order, fetching
- * the others' from their owners, so the report is the serial one.  The
+ * Selected rank k belongs to process k % count (or to the one `owner`
+ * names); each process streams its own ranks, and process 0 adds every
+ * rank's tree in rank order, fetching the others' from their owners, so
+ * the report is the serial one.  The
  * transport is the caller's (the report knows no MPI):
  *   fetch    on process 0: the next result of process `from`; *buf
  *            malloc'd.  0, 1 that process has nothing more (its report
@@ -147,6 +148,9 @@ typedef struct sp_report_remote {
     int self, count;
     int (*fetch)(void *ctx, int from, uint8_t **buf, size_t *len);
     int (*deliver)(void *ctx, const void *buf, size_t len);
+    /* The process that streams selected rank `rank` (called in rank order
+     * on every process); NULL: k % count for the k-th selected rank. */
+    int (*owner)(void *ctx, uint32_t rank);
     void *ctx;
 } sp_report_remote;
 

@@ -732,9 +732,14 @@ int cmd_report(int argc, char **argv)
         REPORT_READS_ITSELF = 1u << SP_EXTRA_MPI_SENT_BYTES | 1u << SP_EXTRA_MPI_RECV_BYTES |
                               1u << SP_EXTRA_MPI_PEER | 1u << SP_EXTRA_MPI_COMM
     };
+    /* Under a launcher a process other than 0 opens only its block of files
+     * (src/dist/dist_report_source.c). */
     if (!(force && !strcmp(force, "1")) &&
-        sp_run_source_open_deferring(&source, (const char *const *)files, num_files,
-                                     REPORT_READS_ITSELF, err, sizeof err) == 0) {
+        (shared ? sp_dist_report_open(&remote, &dist, (const char *const *)files, num_files,
+                                      sel.has_from || sel.has_to, REPORT_READS_ITSELF, &source,
+                                      err, sizeof err)
+                : sp_run_source_open_deferring(&source, (const char *const *)files, num_files,
+                                               REPORT_READS_ITSELF, err, sizeof err)) == 0) {
         int rc = sp_report_build_stream(&source, &opt, &report, err, sizeof err);
         if (shared) {
             /* The others have given what process 0 wanted; they print nothing. */
@@ -742,9 +747,24 @@ int cmd_report(int argc, char **argv)
             shared = 0;
             if (worker) {
                 const char *trace = getenv("SCOPEPROF_REPORT_TRACE");
-                if (trace && !strcmp(trace, "1"))
-                    fprintf(stderr, "scopeprof report: process %d streamed %zu ranks\n",
-                            dist.rank, remote.sent);
+                if (trace && !strcmp(trace, "1")) {
+                    /* and the files whose indexes it read (its block), in
+                     * one write: the processes' lines must not mix */
+                    char *line = NULL;
+                    size_t len = 0;
+                    FILE *f = open_memstream(&line, &len);
+                    if (f) {
+                        fprintf(f, "scopeprof report: process %d streamed %zu ranks from %zu "
+                                   "of %zu files:",
+                                dist.rank, remote.sent, source.num_paths, remote.num_files);
+                        for (size_t k = 0; k < source.num_paths; k++)
+                            fprintf(f, " %s", source.paths[k]);
+                        fputc('\n', f);
+                    }
+                    if (f && fclose(f) == 0)
+                        (void)!write(2, line, len);
+                    free(line);
+                }
                 status = 0;
                 goto out;
             }

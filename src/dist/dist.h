@@ -67,6 +67,10 @@ int sp_dist_signal(int dest);
 int sp_dist_wait(int source);
 /* 1 when a token from `source` is waiting (not taken), 0 when none, -1. */
 int sp_dist_poll(int source);
+/* A "go" to `dest`, on a tag of its own; and 1 when one from `source` was
+ * waiting (taken), 0 when none, -1. */
+int sp_dist_go(int dest);
+int sp_dist_go_taken(int source);
 /* MPI_Abort(MPI_COMM_WORLD, code): a process that cannot go on. */
 void sp_dist_abort(int code);
 
@@ -109,22 +113,51 @@ int sp_dist_load_run(const sp_dist_session *s, char **files, size_t count, sp_pr
 
 /* ---- the commands (dist_merge.c, dist_export.c, dist_report.c) ------------ */
 
-/* `report`: the transport of sp_report_remote over MPI.  A process sends
- * each of its ranks' trees to process 0 as soon as it has it (MPI keeps
- * the order between two processes; a large message waits for process 0's
- * receive, which paces the sender); process 0 receives them in rank order.
- * At the end (sp_dist_report_finish) every other process sends an empty
+/* `report`: the transport of sp_report_remote over MPI.  A selected rank
+ * is streamed by the process whose block holds its file.  A process holds
+ * its ranks' trees (up to 64 MiB, then it waits asleep) until process 0,
+ * reaching its block, sends it a "go" (sp_dist_go), then sends each as
+ * soon as it has it (MPI keeps the order between two processes); process
+ * 0 receives them in rank order.  At the end (sp_dist_report_finish) every other process sends an empty
  * message, and process 0 sends each a token meaning "no more", then takes
  * what is still on its way up to that empty message: after a fall back to
  * the in-memory path, nothing is left waiting.  A process that sees the
  * token before a send stops streaming. */
+typedef struct sp_dist_held sp_dist_held;
 typedef struct sp_dist_report {
     sp_report_remote remote;
     int stopped;              /* a process other than 0 got the 0 */
     size_t sent;              /* trees this process gave process 0 */
     unsigned char *ended;     /* process 0: the end mark came from process k */
+    unsigned char *asked;     /* process 0: "go" sent to process k */
+    int go;                   /* others: process 0 takes the trees now */
+    struct sp_dist_held {
+        uint8_t *buf;
+        size_t len;
+    } *held;                  /* others: trees made before the go */
+    size_t num_held, held_cap, held_bytes;
+    /* sp_dist_report_open: the source, the run's file count (expanded),
+     * and whether this process opened every file (else only its block) */
+    const struct sp_run_source *src;
+    size_t num_files;
+    int whole_run;
+    size_t cursor;            /* row where the last rank's file was found */
 } sp_dist_report;
 void sp_dist_report_init(sp_dist_report *r, const sp_dist_session *s);
+/* The run source of this process's report (dist_report_source.c):
+ * process 0 opens every file (it prints from every file's rows); another
+ * process opens only the files of its block (sp_dist_block over the
+ * expanded files) and takes the run's region table, metadata, rank count
+ * and lane columns from process 0, so its trees are the ones it would
+ * build on the whole run; a rank is streamed by the process whose block
+ * holds its file.  With --from/--to (`window`: they count from the run's
+ * first event) every process opens every file.  0 opened; -1 nothing to
+ * stream on this process (process 0: the open's message in err; another:
+ * an empty block, or process 0 could not open the run).  Collective. */
+struct sp_run_source;
+int sp_dist_report_open(sp_dist_report *r, const sp_dist_session *s, const char *const *args,
+                        size_t count, int window, unsigned deferred, struct sp_run_source *src,
+                        char *err, size_t errlen);
 /* Process 0: tell every other process it wants no more and take what they
  * still send.  Others: say they are done, then wait for that word.  Called
  * once by every process, whatever path the report took.  0 or -1. */

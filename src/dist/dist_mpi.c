@@ -328,6 +328,8 @@ int sp_dist_gather(const void *buf, size_t len, uint8_t ***parts_out, size_t **l
 
 /* Tag of the tokens of sp_dist_signal/sp_dist_wait. */
 #define TOKEN_TAG 7172
+/* "go": process 0 now takes this process's report trees (dist_report.c) */
+#define GO_TAG 7173
 
 static int send_tagged(const void *buf, int count, int dest, int tag)
 {
@@ -384,14 +386,34 @@ static int wait_for(int source, int tag)
     return 0;
 }
 
-int sp_dist_poll(int source)
+static int poll_tag(int source, int tag)
 {
     uint64_t status[16];
     int flag = 0;
     int rc = mpi.family == FAMILY_OPENMPI
-                 ? ((o_iprobe)mpi.iprobe)(source, TOKEN_TAG, mpi.o_world, &flag, status)
-                 : ((m_iprobe)mpi.iprobe)(source, TOKEN_TAG, MPICH_COMM_WORLD, &flag, status);
+                 ? ((o_iprobe)mpi.iprobe)(source, tag, mpi.o_world, &flag, status)
+                 : ((m_iprobe)mpi.iprobe)(source, tag, MPICH_COMM_WORLD, &flag, status);
     return rc != 0 ? -1 : flag;
+}
+
+int sp_dist_poll(int source)
+{
+    return poll_tag(source, TOKEN_TAG);
+}
+
+int sp_dist_go(int dest)
+{
+    static const uint8_t token = 1;
+    return send_tagged(&token, 1, dest, GO_TAG);
+}
+
+int sp_dist_go_taken(int source)
+{
+    int flag = poll_tag(source, GO_TAG);
+    uint8_t token;
+    if (flag > 0 && recv_tagged(&token, 1, source, GO_TAG) != 0)
+        return -1;
+    return flag;
 }
 
 int sp_dist_wait(int source)

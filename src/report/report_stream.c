@@ -582,9 +582,10 @@ static int rank_tree_streamed(void *ctx, sp_report *report, const sp_report_opti
     int rc;
     const sp_report_remote *remote = opt->remote;
     if (remote && remote->count > 1) {
-        /* Selected rank k is process k % count's (sp_report_remote). */
+        /* Selected rank k is process k % count's, or owner's (sp_report_remote). */
         size_t k = c->next_rank++;
-        int owner = (int)(k % (size_t)remote->count);
+        int owner = remote->owner ? remote->owner(remote->ctx, rank)
+                                  : (int)(k % (size_t)remote->count);
         if (owner == remote->self) {
             rc = stream_one_rank(c, report, opt, rank, out, &extra, c->why, c->whylen);
             if (remote->self != 0) {

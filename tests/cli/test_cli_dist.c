@@ -114,6 +114,10 @@ static long crossing_rank = -1; /* this rank's assemble outlives its solve */
 /* Stored call and parent ids, and the worker's call forked from main
  * (events/fork_parent_ids, as the shim records a pthread's root). */
 static int with_forks;
+/* Each rank's file lists its region names rotated by its rank (rank 1:
+ * solve, assemble, only_r1, main): every file numbers the regions its own
+ * way, so a block's ids are not the run's unless renumbered. */
+static int rotated_names;
 
 static void write_rank(uint32_t rank)
 {
@@ -127,6 +131,8 @@ static void write_rank(uint32_t rank)
     snprintf(own, sizeof own, "only_r%u", rank);
     const char *regions[] = {"main", "solve", "assemble", own};
     int64_t t0 = 1000000 + rank * 17;
+    for (int g = 0; rotated_names && g < 4; g++)
+        cr_assert_geq(sp_profile_intern_name(p, regions[(g + (int)rank) % 4]), 0);
     for (int g = 0; g < 4; g++) {
         sp_row *row = &p->rows[p->num_rows++];
         row->region = (uint32_t)sp_profile_intern_name(p, regions[g]);
@@ -778,14 +784,33 @@ Test(dist, chrome_under_a_launcher_is_written_by_process_0, .timeout = 240)
 
 /* ---- report ------------------------------------------------------------------ */
 
-/* Shared over the processes (rank k streamed by process k % N, the trees
- * added in rank order by process 0): the serial report, printed once;
- * SCOPEPROF_REPORT_TRACE says the streamed path ran (only process 0 says
- * anything). */
-static void report_is_the_serial_report(const char *family, const char *opt, const char *value,
-                                        size_t selected)
+/* The process that opens file f of `count` with `np` processes (the
+ * blocks of sp_dist_block: the first count % np processes one file more). */
+static int block_owner(size_t f, size_t count, int np)
 {
+    int p = 0;
+    for (size_t first = 0; p < np; p++) {
+        size_t n = count / (size_t)np + ((size_t)p < count % (size_t)np);
+        if (f < first + n)
+            break;
+        first += n;
+    }
+    return p;
+}
+
+/* Shared over the processes (a rank streamed by the process whose block
+ * holds its file, the trees added in rank order by process 0): the serial
+ * report, printed once; SCOPEPROF_REPORT_TRACE says the streamed path ran
+ * and each other process lists the files whose indexes it read: exactly
+ * its block (process 0 reads them all).  The files number their regions
+ * each its own way (rotated_names): a tree sent with a block's ids would
+ * show other names.  `ranks`: the selected ranks (1 each). */
+static void report_is_the_serial_report(const char *family, const char *opt, const char *value,
+                                        const int *ranks)
+{
+    rotated_names = 1;
     write_run();
+    rotated_names = 0;
     result serial = opt ? scopeprof(NULL, 0, ARGS("report", "ranks", opt, value),
                                     ARGS("NO_COLOR=1", "SCOPEPROF_REPORT_TRACE=1"))
                         : scopeprof(NULL, 0, ARGS("report", "ranks"),
@@ -801,19 +826,29 @@ static void report_is_the_serial_report(const char *family, const char *opt, con
         cr_expect_eq(r.status, 0, "%d processes: %s", counts[c], r.err);
         cr_expect_str_eq(r.out, serial.out, "%d processes", counts[c]);
         /* process 0's line, and each other process's share of the selected
-         * ranks: k % N (the lines of several processes come in any order) */
+         * ranks and its files (the lines of several processes come in any
+         * order) */
         cr_expect_not_null(strstr(r.err, "scopeprof report: streamed\n"), "%s", r.err);
         size_t lines = 0;
         for (const char *q = r.err; *q; q++)
             lines += *q == '\n';
         cr_expect_eq(lines, (size_t)counts[c], "%d processes: %s", counts[c], r.err);
         for (int p = 1; p < counts[c]; p++) {
-            size_t share = 0;
-            for (size_t k = 0; k < selected; k++)
-                share += (int)(k % (size_t)counts[c]) == p;
-            char line[96];
-            snprintf(line, sizeof line, "scopeprof report: process %d streamed %zu ranks\n", p,
-                     share);
+            size_t share = 0, files = 0;
+            for (size_t k = 0; ranks[k] >= 0; k++)
+                share += block_owner((size_t)ranks[k], 5, counts[c]) == p;
+            char line[512];
+            int at = 0;
+            for (size_t f = 0; f < 5; f++)
+                files += block_owner(f, 5, counts[c]) == p;
+            at = snprintf(line, sizeof line,
+                          "scopeprof report: process %d streamed %zu ranks from %zu of 5 files:",
+                          p, share, files);
+            for (size_t f = 0; f < 5; f++)
+                if (block_owner(f, 5, counts[c]) == p)
+                    at += snprintf(line + at, sizeof line - (size_t)at, " ranks/run_rank%05zu.h5",
+                                   f);
+            snprintf(line + at, sizeof line - (size_t)at, "\n");
             cr_expect_not_null(strstr(r.err, line), "%d processes, no '%s' in: %s", counts[c],
                                line, r.err);
         }
@@ -824,22 +859,52 @@ static void report_is_the_serial_report(const char *family, const char *opt, con
 
 Test(dist, report_under_open_mpi_is_the_serial_report, .timeout = 240)
 {
-    report_is_the_serial_report("openmpi", NULL, NULL, 5);
+    report_is_the_serial_report("openmpi", NULL, NULL, (const int[]){0, 1, 2, 3, 4, -1});
 }
 
 Test(dist, report_under_mpich_is_the_serial_report, .timeout = 240)
 {
-    report_is_the_serial_report("mpich", NULL, NULL, 5);
+    report_is_the_serial_report("mpich", NULL, NULL, (const int[]){0, 1, 2, 3, 4, -1});
 }
 
 Test(dist, report_of_a_selection_under_mpich, .timeout = 240)
 {
-    report_is_the_serial_report("mpich", "--ranks", "1,3,4", 3);
+    report_is_the_serial_report("mpich", "--ranks", "1,3,4", (const int[]){1, 3, 4, -1});
+}
+
+/* --from/--to count from the run's first event: every process opens every
+ * file (process 1 says so), and the report is the serial one. */
+Test(dist, report_of_a_time_window_under_mpich_opens_every_file, .timeout = 240)
+{
+    rotated_names = 1;
+    write_run();
+    rotated_names = 0;
+    result serial = scopeprof(NULL, 0, ARGS("report", "ranks", "--to", "0.00005"),
+                              ARGS("NO_COLOR=1"));
+    cr_assert_eq(serial.status, 0, "%s", serial.err);
+    result r = scopeprof("mpich", 2, ARGS("report", "ranks", "--to", "0.00005"),
+                         ARGS("NO_COLOR=1", "SCOPEPROF_REPORT_TRACE=1"));
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, serial.out);
+    cr_expect_not_null(strstr(r.err, "scopeprof report: process 1 streamed 2 ranks from 5 of 5 "
+                                     "files:"),
+                       "%s", r.err);
+    result_free(&serial);
+    result_free(&r);
+}
+
+/* Fork edges: the worker's call forked from main, grafted on the stream of
+ * each rank's block (the file's names renumbered before the graft). */
+Test(dist, report_with_fork_edges_under_mpich, .timeout = 240)
+{
+    with_forks = 1;
+    report_is_the_serial_report("mpich", NULL, NULL, (const int[]){0, 1, 2, 3, 4, -1});
+    with_forks = 0;
 }
 
 Test(dist, report_as_json_under_open_mpi, .timeout = 240)
 {
-    report_is_the_serial_report("openmpi", "--format", "json", 5);
+    report_is_the_serial_report("openmpi", "--format", "json", (const int[]){0, 1, 2, 3, 4, -1});
 }
 
 /* A rank that is not properly nested, streamed by another process: process
@@ -873,6 +938,47 @@ Test(dist, report_with_a_crossing_rank_under_mpich, .timeout = 240)
 Test(dist, report_with_a_crossing_rank_under_open_mpi, .timeout = 240)
 {
     report_with_a_crossing_rank("openmpi");
+}
+
+/* A damaged file in another process's block (rank 3: process 1 of 2, 2 of
+ * 4): process 0 opens every file, as the serial report does, so the report
+ * fails with the serial message, printed once, and the same status; the
+ * process that opens that file alone says nothing. */
+static void report_of_a_damaged_file(const char *family)
+{
+    write_run();
+    FILE *f = fopen(in_dir("ranks/run_rank00003.h5"), "w");
+    cr_assert_not_null(f);
+    fputs("not HDF5", f);
+    fclose(f);
+    result serial = scopeprof(NULL, 0, ARGS("report", "ranks"), ARGS("NO_COLOR=1"));
+    cr_assert_neq(serial.status, 0);
+    cr_assert_not_null(strstr(serial.err, "run_rank00003.h5"), "%s", serial.err);
+    static const int counts[] = {2, 4};
+    for (int c = 0; c < 2; c++) {
+        result r = scopeprof(family, counts[c], ARGS("report", "ranks"),
+                             ARGS("NO_COLOR=1", "SCOPEPROF_REPORT_TRACE=1"));
+        cr_expect_neq(r.status, 0, "%d processes", counts[c]);
+        cr_expect_str_eq(r.out, serial.out, "%d processes", counts[c]);
+        /* (Open MPI's launcher adds its own lines about the exit status) */
+        const char *said = strstr(r.err, serial.err);
+        cr_expect_not_null(said, "%d processes: serial said:\n%s\nunder %s:\n%s", counts[c],
+                           serial.err, family, r.err);
+        cr_expect_null(said ? strstr(said + 1, serial.err) : NULL, "said twice:\n%s", r.err);
+        cr_expect_null(strstr(r.err, "scopeprof report: process"), "%s", r.err);
+        result_free(&r);
+    }
+    result_free(&serial);
+}
+
+Test(dist, report_of_a_damaged_file_under_mpich, .timeout = 240)
+{
+    report_of_a_damaged_file("mpich");
+}
+
+Test(dist, report_of_a_damaged_file_under_open_mpi, .timeout = 240)
+{
+    report_of_a_damaged_file("openmpi");
 }
 
 /* The in-memory path (forced here, as for a file the stream cannot take):

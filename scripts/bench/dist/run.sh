@@ -11,8 +11,13 @@
 # exporter writes every lane on one packet sequence, docs/distributed.md).  The last row, "launch", is the fixed
 # cost of starting P processes with MPI (one file exported).
 #
-# usage: scripts/bench/dist/run.sh BUILD_DIR [N=1024] [E=10000] [P=2] [LAUNCHER=mpich|openmpi]
+# With BEFORE=OTHER_BUILD_DIR in the environment, `report` also runs under
+# the launcher with that build's scopeprof (row "report_before", the same
+# serial figure): before and after a change, in the same run.
+#
+# usage: [BEFORE=DIR] scripts/bench/dist/run.sh BUILD_DIR [N=1024] [E=10000] [P=2] [LAUNCHER=mpich|openmpi]
 set -eu
+before=${BEFORE:+$(cd "$BEFORE" && pwd)/src/scopeprof}
 build=${1:?usage: run.sh BUILD_DIR [N] [E] [P] [LAUNCHER]}
 n=${2:-1024}
 events=${3:-10000}
@@ -42,7 +47,7 @@ seconds() { # command...
 }
 
 echo "$n rank files x $events calls; $procs processes under $family; $(nproc) cores"
-printf '%-10s %9s %9s %8s %12s %16s\n' command serial_s "p${procs}_s" speedup ms_per_file \
+printf '%-13s %9s %9s %8s %12s %16s\n' command serial_s "p${procs}_s" speedup ms_per_file \
     "serial_16384_s"
 for what in merge report folded; do
     case $what in
@@ -57,10 +62,23 @@ for what in merge report folded; do
         echo "run.sh: $what under $family differs from the serial output" >&2
         exit 1
     fi
+    rows="$what $parallel"
+    if [ "$what" = report ] && [ -n "$before" ]; then
+        old=$(seconds $launch "$before" $args)
+        if ! cmp -s out.* "serial_$what"; then
+            echo "run.sh: report of BEFORE under $family differs from the serial output" >&2
+            exit 1
+        fi
+        rows="$rows report_before $old"
+    fi
     rm -f out.* "serial_$what"
-    awk -v w="$what" -v s="$serial" -v p="$parallel" -v n="$n" -v P="$procs" 'BEGIN {
-        per = s / n * 1000
-        printf "%-10s %9.2f %9.2f %7.2fx %12.2f %16.0f\n", w, s, p, s / p, per, s / n * 16384 }'
+    set -- $rows
+    while [ $# -ge 2 ]; do
+        awk -v w="$1" -v s="$serial" -v p="$2" -v n="$n" -v P="$procs" 'BEGIN {
+            per = s / n * 1000
+            printf "%-13s %9.2f %9.2f %7.2fx %12.2f %16.0f\n", w, s, p, s / p, per, s / n * 16384 }'
+        shift 2
+    done
 done
 # The fixed cost of a launch: one rank file exported under the launcher
 # (start, MPI_Init, MPI_Finalize), against the same serially.
@@ -69,6 +87,6 @@ serial=$(seconds "$scopeprof" export folded "$one" -o out.folded)
 parallel=$(seconds $launch "$scopeprof" export folded "$one" -o out.folded)
 rm -f out.folded
 awk -v s="$serial" -v p="$parallel" 'BEGIN {
-    printf "%-10s %9.2f %9.2f %8s %12s %16s   (one file: the launch cost)\n", "launch", s, p,
+    printf "%-13s %9.2f %9.2f %8s %12s %16s   (one file: the launch cost)\n", "launch", s, p,
            "-", "-", "-" }'
 
