@@ -110,6 +110,14 @@ enum { SP_DIST_RUN_OK, SP_DIST_RUN_SERIAL, SP_DIST_RUN_FAILED };
  * failure in file order in err on every process.  Collective. */
 int sp_dist_load_run(const sp_dist_session *s, char **files, size_t count, sp_profile **out,
                      char *err, size_t errlen);
+struct sp_wire;
+/* The run's region table and metadata as process 0 sent them (a count, the
+ * names, the metadata), taken by a block's profile p: its rows renumbered
+ * to the run's region ids, its names and metadata replaced (the trees it
+ * sends then carry the run's ids).  p NULL (an empty block): read and
+ * dropped.  0, or -1 (out of memory, a damaged message, or a region of the
+ * block missing from the run's table). */
+int sp_dist_adopt_region_table(struct sp_wire *a, sp_profile *p);
 
 /* ---- the commands (dist_merge.c, dist_export.c, dist_report.c) ------------ */
 

@@ -51,17 +51,6 @@ static void describe_run(sp_wire *w, const sp_run_source *src, int window)
     sp_wire_meta(w, p->meta, p->num_meta);
 }
 
-static void free_names(sp_profile *p)
-{
-    for (size_t i = 0; i < p->num_names; i++)
-        free(p->names[i]);
-    free(p->names);
-    p->names = NULL;
-    p->num_names = 0;
-    /* p->name_hash stays: sp_profile_intern_name indexes a replaced
-     * names[] again (see dist_run.c) */
-}
-
 /* The block takes the run's names, metadata, rank count and columns.
  * 0, or -1 (a name of the block is not in the run's: a damaged answer). */
 static int adopt(sp_wire *a, sp_run_source *src, size_t num_files)
@@ -70,34 +59,8 @@ static int adopt(sp_wire *a, sp_run_source *src, size_t num_files)
     uint32_t num_ranks = (uint32_t)sp_wire_get_u64(a);
     int any_thread = (int)sp_wire_get_i64(a), any_task = (int)sp_wire_get_i64(a),
         any_parent = (int)sp_wire_get_i64(a);
-    uint64_t n = sp_wire_get_u64(a);
-    char **names = !a->failed && n <= a->len ? calloc(n ? (size_t)n : 1, sizeof *names) : NULL;
-    sp_name_index index = {0};
-    for (uint64_t i = 0; names && i < n && !a->failed; i++)
-        if (!(names[i] = sp_wire_get_str(a)) || sp_name_index_add(&index, names[i]) != (int64_t)i)
-            a->failed = 1;
-    size_t num_meta = 0;
-    sp_meta *meta = names && !a->failed ? sp_wire_get_meta(a, &num_meta) : NULL;
-    uint32_t *map = meta && !a->failed ? sp_name_index_map(&index, p) : NULL;
-    int bad = !map || index.count != n;
-    sp_name_index_free(&index);
-    if (bad) {
-        for (uint64_t i = 0; names && i < n; i++)
-            free(names[i]);
-        free(names);
-        sp_wire_meta_free(meta, num_meta);
-        free(map);
+    if (!p || sp_dist_adopt_region_table(a, p) != 0)
         return -1;
-    }
-    for (size_t i = 0; i < p->num_rows; i++)
-        p->rows[i].region = map[p->rows[i].region];
-    free(map);
-    free_names(p);
-    p->names = names;
-    p->num_names = (size_t)n;
-    sp_wire_meta_free(p->meta, p->num_meta);
-    p->meta = meta;
-    p->num_meta = num_meta;
     if (p->num_rows)
         p->num_ranks = num_ranks;
     src->any_thread = any_thread;

@@ -112,8 +112,7 @@ static void free_names(sp_profile *p)
      * address differs). */
 }
 
-/* Every process: take the run's names, metadata, rank count and origin. */
-static int adopt(sp_wire *a, sp_profile *p, char *err, size_t errlen)
+int sp_dist_adopt_region_table(sp_wire *a, sp_profile *p)
 {
     uint64_t n = sp_wire_get_u64(a);
     char **names = !a->failed && n <= a->len ? calloc(n ? (size_t)n : 1, sizeof *names) : NULL;
@@ -122,29 +121,19 @@ static int adopt(sp_wire *a, sp_profile *p, char *err, size_t errlen)
         if (!(names[i] = sp_wire_get_str(a)) || sp_name_index_add(&index, names[i]) != (int64_t)i)
             a->failed = 1;
     size_t num_meta = 0;
-    sp_meta *meta = names ? sp_wire_get_meta(a, &num_meta) : NULL;
-    uint64_t num_ranks = sp_wire_get_u64(a);
-    int64_t origin = sp_wire_get_i64(a);
+    sp_meta *meta = names && !a->failed ? sp_wire_get_meta(a, &num_meta) : NULL;
     uint32_t *map = NULL;
     if (!a->failed && names && meta && p)
         map = sp_name_index_map(&index, p); /* the block's names are all in the run's */
-    if (p && (!map || index.count != n)) {
-        snprintf(err, errlen, "out of memory, or process 0 sent a damaged run description");
-        for (uint64_t i = 0; names && i < n; i++)
-            free(names[i]);
-        free(names);
-        sp_wire_meta_free(meta, num_meta);
-        sp_name_index_free(&index);
-        free(map);
-        return -1;
-    }
+    int bad = p && (!map || index.count != n);
     sp_name_index_free(&index);
-    if (!p) { /* an empty block: nothing to renumber */
+    if (bad || !p) { /* !p: an empty block, nothing to renumber */
         for (uint64_t i = 0; names && i < n; i++)
             free(names[i]);
         free(names);
         sp_wire_meta_free(meta, num_meta);
-        return 0;
+        free(map);
+        return bad ? -1 : 0;
     }
     for (size_t i = 0; i < p->num_rows; i++)
         p->rows[i].region = map[p->rows[i].region];
@@ -155,6 +144,21 @@ static int adopt(sp_wire *a, sp_profile *p, char *err, size_t errlen)
     sp_wire_meta_free(p->meta, p->num_meta);
     p->meta = meta;
     p->num_meta = num_meta;
+    return 0;
+}
+
+/* Every process: take the run's names, metadata, rank count and origin. */
+static int adopt(sp_wire *a, sp_profile *p, char *err, size_t errlen)
+{
+    int rc = sp_dist_adopt_region_table(a, p);
+    uint64_t num_ranks = sp_wire_get_u64(a);
+    int64_t origin = sp_wire_get_i64(a);
+    if (rc != 0) {
+        snprintf(err, errlen, "out of memory, or process 0 sent a damaged run description");
+        return -1;
+    }
+    if (!p)
+        return 0;
     if (p->num_rows)
         p->num_ranks = (uint32_t)num_ranks;
     /* The serial origin without start_time_ns is the run's first call. */
