@@ -20,13 +20,7 @@ after=$(cd "$build" && pwd)/src/scopeprof
 before=${BEFORE:+$(cd "$BEFORE" && pwd)/src/scopeprof}
 work=$(mktemp -d /tmp/sp_dist_index.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-case $family in
-mpich) launch="mpiexec.mpich -n $procs" ; rankvar=PMI_RANK ;;
-openmpi) launch="mpirun.openmpi --oversubscribe --bind-to none -np $procs"
-         rankvar=OMPI_COMM_WORLD_RANK
-         export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ;;
-*) echo "index_reads.sh: LAUNCHER is mpich or openmpi" >&2; exit 2 ;;
-esac
+. "$here/launcher.sh"
 
 /usr/bin/python3 "$here/../merge/gen_ranks.py" "$work/ranks" "$n" "$events"
 cd "$work"

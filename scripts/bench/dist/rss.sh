@@ -22,13 +22,7 @@ scopeprof=$(cd "$build" && pwd)/src/scopeprof
 work=$(mktemp -d /tmp/sp_dist_rss.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-case $family in
-mpich) launch="mpiexec.mpich -n $procs" ; rankvar=PMI_RANK ;;
-openmpi) launch="mpirun.openmpi --oversubscribe --bind-to none -np $procs"
-         rankvar=OMPI_COMM_WORLD_RANK
-         export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ;;
-*) echo "rss.sh: LAUNCHER is mpich or openmpi" >&2; exit 2 ;;
-esac
+. "$here/launcher.sh"
 
 /usr/bin/python3 "$here/../merge/gen_ranks.py" "$work/ranks" "$n" "$events"
 cd "$work"

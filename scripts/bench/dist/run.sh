@@ -28,14 +28,7 @@ scopeprof=$(cd "$build" && pwd)/src/scopeprof
 work=$(mktemp -d /tmp/sp_dist_bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-# --bind-to none: Open MPI binds each process to a core by default, which on
-# a node shared with other work keeps a process waiting for its core.
-case $family in
-mpich) launch="mpiexec.mpich -n $procs" ;;
-openmpi) launch="mpirun.openmpi --oversubscribe --bind-to none -np $procs"
-         export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ;;
-*) echo "run.sh: LAUNCHER is mpich or openmpi" >&2; exit 2 ;;
-esac
+. "$here/launcher.sh"
 
 /usr/bin/python3 "$here/../merge/gen_ranks.py" "$work/ranks" "$n" "$events"
 cd "$work"
