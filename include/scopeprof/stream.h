@@ -108,6 +108,10 @@ typedef struct sp_stream_call {
     /* sp_stream_rank_mpi, during enter only: the call's MPI columns
      * (SP_EXTRA_N values, -1 where they do not apply); else NULL */
     const int64_t *mpi;
+    /* sp_stream_rank_mpi, during enter only: the call's GPU duration (-1
+     * none) and await_ns (0 where the file has no such column), the values
+     * the in-memory run gives it; else unset */
+    int64_t gpu_ns, await_ns;
     /* sp_stream_rank_forks: the call's events/fork_parent_ids value (-1
      * none), read in the windows of the other columns; else unset */
     int64_t fork_parent_id;
@@ -180,10 +184,11 @@ int sp_stream_rank_forks(const sp_run_source *src, uint32_t rank, int64_t clock_
                          const sp_call_visitor *visitor, const sp_stream_options *options,
                          sp_rank_stream_info *info, char *why, size_t whylen);
 
-/* sp_stream_rank that also reads the MPI columns (events/mpi_*) in the
- * windows of the others and hands each call's to enter (call->mpi): for the
- * exports that write MPI records (otf2).  Memory: 7 more columns per
- * window. */
+/* sp_stream_rank that also reads the MPI columns (events/mpi_*), the GPU
+ * durations and await_ns in the windows of the others and hands each
+ * call's to enter (call->mpi, gpu_ns, await_ns): for the exports that
+ * write MPI records (otf2) or per-call args (chrome --call-args).
+ * Memory: up to 9 more columns per window. */
 int sp_stream_rank_mpi(const sp_run_source *src, uint32_t rank, int64_t clock_offset,
                        const sp_call_visitor *visitor, sp_rank_stream_info *info, char *why,
                        size_t whylen);

@@ -138,6 +138,11 @@ typedef struct chrome_call {
     int64_t call_id, parent_id;
     const uint64_t *event;       /* in the profile's columns (GPU, await, MPI), or NULL */
     const int64_t *mpi;          /* on the stream: the call's MPI columns, or NULL */
+    /* on the stream with --call-args: the call's GPU duration (-1 none) and
+     * await_ns, shown when some file of the run has that column (await as
+     * the in-memory run, which has the column then, 0 where a file lacks it) */
+    int64_t gpu_ns, await_ns;
+    int await_column;
 } chrome_call;
 
 static void write_call(sp_json *j, const sp_profile *profile, const sp_export_options *options,
@@ -181,13 +186,14 @@ static void write_call(sp_json *j, const sp_profile *profile, const sp_export_op
         sp_json_int(j, c->parent_id);
         sp_json_key(j, "duration_ns");
         sp_json_int(j, c->end - c->start);
-        if (c->event && profile->gpu && profile->gpu[*c->event] >= 0) {
+        int64_t gpu = c->event ? (profile->gpu ? profile->gpu[*c->event] : -1) : c->gpu_ns;
+        if (gpu >= 0) {
             sp_json_key(j, "gpu_duration_ns");
-            sp_json_int(j, profile->gpu[*c->event]);
+            sp_json_int(j, gpu);
         }
-        if (c->event && profile->await_ns) {
+        if (c->event ? profile->await_ns != NULL : c->await_column) {
             sp_json_key(j, "await_ns");
-            sp_json_int(j, profile->await_ns[*c->event]);
+            sp_json_int(j, c->event ? profile->await_ns[*c->event] : c->await_ns);
         }
         if (c->event)
             mpi_args(j, profile, *c->event);
@@ -320,10 +326,8 @@ int sp_export_chrome(FILE *out, const sp_profile *profile, const sp_export_optio
  * of the in-memory reconstruction.  MPI messages: the ends of every selected
  * rank are read first (mpi_flows_stream.c), the first pass marks the kept
  * ones, and they are paired before the first byte; the second pass looks up
- * each call's flows.  --call-args shows the MPI columns the writing pass
- * reads with the others (sp_stream_rank_mpi); per-call args of runs with
- * GPU or await columns stay in memory (the stream does not read those per
- * call). */
+ * each call's flows.  --call-args shows the MPI, GPU and await columns
+ * the writing pass reads with the others (sp_stream_rank_mpi). */
 
 typedef struct chrome_pass {
     sx_run run;
@@ -337,6 +341,7 @@ typedef struct chrome_pass {
     uint32_t rank;
     int64_t position, ordinal;   /* enters, kept calls of the rank */
     sx_stacks stacks;            /* --call-args: the kept parents' ids */
+    int await_column;            /* --call-args: some file has await_ns */
     uint64_t events;
     sp_mpi_flows_stream ends;    /* MPI message ends, until paired */
     sp_mpi_flows flows;
@@ -368,6 +373,13 @@ static int chrome_enter(void *ctx, const sp_stream_call *call, int64_t parent, i
         .tid = p->run.src->any_thread ? tid_of(p->order, p->num_order, call->lane) : 0,
         .start = call->start, .end = call->end, .row = sx_run_row(&p->run, call->region),
         .call_index = call->call_index, .parent_id = -1, .mpi = call->mpi};
+    if (call->mpi) {
+        c.gpu_ns = call->gpu_ns;
+        c.await_ns = call->await_ns;
+        c.await_column = p->await_column;
+    } else {
+        c.gpu_ns = -1;
+    }
     if (p->options && p->options->call_args) {
         sx_stack *stack = sx_stacks_enter(&p->stacks, call->lane, parent, NULL, NULL);
         c.call_id = sx_call_id(&p->run, call, position);
@@ -405,11 +417,8 @@ int sp_export_chrome_stream(FILE *out, const sp_run_source *src, const sp_export
     for (size_t f = 0; f < src->num_paths; f++)
         any_mpi |= src->shapes[f].has_other;
     int call_args = options && options->call_args;
-    if (rc == 0 && call_args &&
-        (sx_run_any_column(&p.run, SP_H5_COL_GPU) || sx_run_any_await(&p.run))) {
-        snprintf(why, whylen, "--call-args with GPU or await columns");
-        rc = 1;
-    }
+    int any_gpu = rc == 0 && sx_run_any_column(&p.run, SP_H5_COL_GPU);
+    p.await_column = rc == 0 && sx_run_any_await(&p.run);
     if (rc == 0)
         rc = sp_mpi_flows_stream_open(&p.ends, src, p.run.ranks, p.run.num_ranks, why, whylen);
     sx_lanes *lanes = NULL;
@@ -442,7 +451,7 @@ int sp_export_chrome_stream(FILE *out, const sp_run_source *src, const sp_export
             p.origin = p.run.raw_first == INT64_MAX ? 0 : p.run.raw_first;
         /* from here on bytes are out: a failure is -1 */
         p.writing = 1;
-        p.run.read_mpi = call_args && any_mpi;
+        p.run.read_mpi = call_args && (any_mpi || any_gpu || p.await_column);
         begin_document(&j, out, src->profile, options, p.origin);
     }
     for (long k = 0; k < p.run.num_ranks && rc == 0; k++) {

@@ -49,6 +49,7 @@ typedef struct cursor {
     int64_t *col[SP_H5_COL_N];
     int64_t *xcol[SP_EXTRA_N]; /* sp_stream_rank_mpi: the MPI columns the file has */
     int64_t *fcol;            /* options.fork_ids: events/fork_parent_ids */
+    int64_t *acol;            /* sp_stream_rank_mpi: events/await_ns */
     int64_t start, end;       /* of event pos (decoded) */
 } cursor;
 
@@ -299,6 +300,8 @@ static int cursor_fill(stream_state *st, size_t k)
         if (c->xcol[x] && sp_h5_event_reader_read_extra(st->reader, x, c->pos, n, c->xcol[x]))
             return -1;
     if (c->fcol && sp_h5_event_reader_read(st->reader, SP_H5_COL_FORK, c->pos, n, c->fcol))
+        return -1;
+    if (c->acol && sp_h5_event_reader_read(st->reader, SP_H5_COL_AWAIT, c->pos, n, c->acol))
         return -1;
     c->base = c->pos;
     c->len = n;
@@ -596,6 +599,8 @@ static int visit(stream_state *st, size_t k)
         for (int x = 0; x < SP_EXTRA_N; x++)
             st->mpi_values[x] = c->xcol[x] ? c->xcol[x][i] : -1;
         oc->call.mpi = st->mpi_values;
+        oc->call.gpu_ns = sh->has[SP_H5_COL_GPU] ? c->col[SP_H5_COL_GPU][i] : -1;
+        oc->call.await_ns = c->acol ? c->acol[i] : 0;
     }
     int keep = st->visitor->enter(st->visitor->ctx, &oc->call, parent_user, &oc->user);
     oc->call.mpi = NULL; /* valid during enter only */
@@ -608,10 +613,11 @@ static int visit(stream_state *st, size_t k)
     return 0;
 }
 
-/* Columns pass 2 reads: GPU durations only for the statistics check. */
-static int wanted(const sp_h5_event_shape *sh, int col)
+/* Columns pass 2 reads: GPU durations only for the statistics check or
+ * the calls' values (sp_stream_rank_mpi). */
+static int wanted(const stream_state *st, const sp_h5_event_shape *sh, int col)
 {
-    return sh->has[col] && (col != SP_H5_COL_GPU || sh->has_stats);
+    return sh->has[col] && (col != SP_H5_COL_GPU || sh->has_stats || st->mpi);
 }
 
 static int merge_runs(stream_state *st)
@@ -619,11 +625,13 @@ static int merge_runs(stream_state *st)
     const sp_h5_event_shape *sh = st->shape;
     size_t cols = 0;
     for (int col = 0; col < SP_H5_COL_N; col++)
-        cols += wanted(sh, col);
+        cols += wanted(st, sh, col);
     for (int x = 0; st->mpi && x < SP_EXTRA_N; x++)
         cols += sh->has_extra[x] != 0;
     int forks = st->forks && sh->has_fork;
     cols += forks;
+    int awaits = st->mpi && sh->has_await;
+    cols += awaits;
     /* A run's window never exceeds the run: many short rows cost their size. */
     size_t values;
     for (;;) {
@@ -650,7 +658,7 @@ static int merge_runs(stream_state *st)
         cursor *c = &st->cursors[k];
         uint64_t len = st->runs[k].end - st->runs[k].begin;
         for (int col = 0; col < SP_H5_COL_N; col++)
-            if (wanted(sh, col)) {
+            if (wanted(st, sh, col)) {
                 c->col[col] = next;
                 next += len < st->window ? len : st->window;
             }
@@ -661,6 +669,10 @@ static int merge_runs(stream_state *st)
             }
         if (forks) {
             c->fcol = next;
+            next += len < st->window ? len : st->window;
+        }
+        if (awaits) {
+            c->acol = next;
             next += len < st->window ? len : st->window;
         }
         c->pos = st->runs[k].begin;
@@ -795,6 +807,9 @@ static int replay_in_memory(stream_state *st, const char *path)
                                         ? full->extra[x][at + calls.call_index[i]]
                                         : -1;
             call.mpi = st->mpi_values;
+            call.gpu_ns = full->gpu && at >= 0 ? full->gpu[at + calls.call_index[i]] : -1;
+            call.await_ns =
+                full->await_ns && at >= 0 ? full->await_ns[at + calls.call_index[i]] : 0;
         }
         if (call.start < info->first_start)
             info->first_start = call.start;

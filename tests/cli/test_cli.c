@@ -2546,3 +2546,65 @@ Test(cli, fork_parent_ids_in_a_cycle_are_named)
     cr_expect_eq(r.status, 0, "%s", r.err);
     result_free(&r);
 }
+
+/* chrome --call-args of a run with GPU and await columns streams: the
+ * writing pass reads them in the windows of the others
+ * (sp_stream_rank_mpi), with the values the in-memory run gives a file
+ * that lacks a column (no GPU field; await_ns 0), the same bytes. */
+Test(cli, chrome_call_args_with_gpu_and_await_columns_stream)
+{
+    static const ev evs[] = {{"main", 0, 1000, 0},  {"kernel", 100, 400, 0},
+                             {"wait", 450, 900, 0}, {"kernel", 500, 600, 0},
+                             {"kernel", 950, 990, 0}};
+    static const char *const names[] = {"gpu_rank00000.h5", "gpu_rank00001.h5",
+                                        "gpu_rank00002.h5"};
+    for (uint32_t rank = 0; rank < 3; rank++) {
+        sp_profile *p = rank_profile(rank, evs, sizeof evs / sizeof *evs,
+                                     (const char *const[]){"MainThread", NULL});
+        if (rank != 1) { /* rank 1 has neither column */
+            p->await_ns = malloc(p->num_events * sizeof *p->await_ns);
+            cr_assert_not_null(p->await_ns);
+            for (size_t e = 0; e < p->num_events; e++)
+                p->await_ns[e] = (int64_t)(1000 * e + 7 * rank);
+        }
+        if (rank == 0) { /* the kernels ran on a device, but the second */
+            p->gpu = malloc(p->num_events * sizeof *p->gpu);
+            cr_assert_not_null(p->gpu);
+            for (size_t r = 0; r < p->num_rows; r++) {
+                sp_row *row = &p->rows[r];
+                int kernel = !strcmp(p->names[row->region], "kernel");
+                for (uint64_t k = 0; k < row->count; k++)
+                    p->gpu[row->offset + k] = kernel && k != 1 ? (int64_t)(50000 + 10 * k) : -1;
+                sp_summary_compute(p->start + row->offset, p->end + row->offset,
+                                   p->gpu + row->offset, row->count, &row->stats);
+            }
+        }
+        write_profile(names[rank], p);
+    }
+    static const char *const trace[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
+    static const char *const memory[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
+    const char *const variants[][10] = {
+        {"export", "chrome", "--call-args", names[0], names[1], names[2], "-o", "-", NULL},
+        {"export", "chrome", "--call-args", names[0], names[1], names[2], "--exclude", "main",
+         "-o", "-"},
+        {"export", "chrome", "--call-args", names[1], names[2], "-o", "-", NULL},
+        {"export", "chrome", "--call-args", names[1], "-o", "-", NULL},
+    };
+    for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
+        const char *args[12];
+        size_t n = 0;
+        for (; n < 10 && variants[v][n]; n++)
+            args[n] = variants[v][n];
+        args[n] = NULL;
+        result s = run_env(args, trace), m = run_env(args, memory);
+        cr_expect_eq(s.status, 0, "variant %zu: %s", v, s.err);
+        cr_expect_str_eq(s.err, "scopeprof export: streamed\n", "variant %zu", v);
+        cr_expect_str_eq(s.out, m.out, "variant %zu", v);
+        int gpu = strstr(s.out, "\"gpu_duration_ns\":50000") != NULL;
+        int await = strstr(s.out, "\"await_ns\":") != NULL;
+        cr_expect_eq(gpu, v < 2, "variant %zu: GPU durations:\n%s", v, s.out);
+        cr_expect_eq(await, v < 3, "variant %zu: await_ns:\n%s", v, s.out);
+        result_free(&s);
+        result_free(&m);
+    }
+}
