@@ -6,7 +6,9 @@
 #include "scope_profiler.h"
 
 static int outer, inner;
-static volatile double sink;
+/* one per thread: the workers run at once (a shared sink was a data race
+ * TSan reported when two workers overlapped) */
+static _Thread_local volatile double sink;
 
 static void *worker(void *arg)
 {
