@@ -308,13 +308,10 @@ int sp_graft_stream_open(sp_graft_stream **out, const sp_run_source *src, uint32
 {
     *out = NULL;
     const sp_h5_event_shape *shape = &src->shapes[file];
-    /* without stored call ids the in-memory path numbers the calls itself
-     * (rank_calls.c), and fork parent ids name those numbers; stored call
-     * ids are the ids fork parents name, parent ids or not */
-    if (!shape->has[SP_H5_COL_CALL]) {
-        snprintf(why, whylen, "fork edges without stored call ids");
-        return 1;
-    }
+    /* Stored call ids are the ids fork parents name, parent ids or not;
+     * without them the in-memory path numbers the calls in reconstruction
+     * order (rank_calls.c), which is the order the stream hands them in:
+     * sp_stream_rank_forks numbers them so. */
     sp_graft_stream *fs = calloc(1, sizeof *fs);
     if (!fs)
         return -1;

@@ -113,6 +113,10 @@ typedef struct stream_state {
      * enter (-1 where the file lacks a column, as the in-memory run has it) */
     int mpi;
     int forks;                /* sp_stream_rank_forks: read fork parent ids */
+    /* calls visited: with fork parent ids and no stored call ids, a call's
+     * id is its position in the reconstruction, as rank_calls.c numbers
+     * it and as the fork parent ids name it */
+    int64_t position;
     int64_t mpi_values[SP_EXTRA_N];
 } stream_state;
 
@@ -510,7 +514,10 @@ static int visit(stream_state *st, size_t k)
     size_t i = (size_t)(c->pos - c->base);
     int64_t thread = sh->has[SP_H5_COL_THREAD] ? c->col[SP_H5_COL_THREAD][i] : -1;
     int64_t task = sh->has[SP_H5_COL_TASK] ? c->col[SP_H5_COL_TASK][i] : -1;
-    int64_t call_id = sh->has[SP_H5_COL_CALL] ? c->col[SP_H5_COL_CALL][i] : -1;
+    int64_t position = st->position++;
+    int64_t call_id = sh->has[SP_H5_COL_CALL] ? c->col[SP_H5_COL_CALL][i]
+                      : st->forks                ? position
+                                                 : -1;
     int64_t parent_id = sh->has[SP_H5_COL_PARENT] ? c->col[SP_H5_COL_PARENT][i] : -1;
     const sp_profile *p = st->src->profile;
     if (c->end < c->start)
@@ -797,7 +804,9 @@ static int replay_in_memory(stream_state *st, const char *path)
         if (st->opt.event)
             st->opt.event(st->opt.event_ctx, call.start + st->offset, call.end + st->offset);
         int64_t at = row_offset[calls.region[i]];
-        call.call_id = full->call_ids && at >= 0 ? full->call_ids[at + calls.call_index[i]] : -1;
+        call.call_id = full->call_ids && at >= 0 ? full->call_ids[at + calls.call_index[i]]
+                       : st->forks                ? (int64_t)i
+                                                  : -1;
         call.fork_parent_id = full->fork_parent_ids && at >= 0
                                   ? full->fork_parent_ids[at + calls.call_index[i]]
                                   : -1;

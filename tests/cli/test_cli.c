@@ -2423,6 +2423,80 @@ Test(cli, call_ids_without_parent_ids_are_the_ids_fork_parents_name)
     }
 }
 
+/* A file with fork edges and no stored call ids (neither call_ids nor
+ * parent_ids): its fork parent ids name the calls' positions in the
+ * reconstruction, as rank_calls.c numbers them.  Such a rank used to be read
+ * whole in memory ("fork edges without stored call ids"); it streams, grafts
+ * as the same file with its ids does, and gives the in-memory bytes for the
+ * report, the page, folded, prof (both ways) and the flame graph and chart. */
+Test(cli, fork_edges_without_call_ids_stream)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && mkdir -p ids noids && /usr/bin/python3 %s/../scripts/bench/gen_forks.py "
+             "ids/forks.h5 700 && /usr/bin/python3 %s/../tests/fixtures/fork_ids_as_positions.py "
+             "ids/forks.h5 noids/forks.h5",
+             dir, TEST_SOURCE_DIR, TEST_SOURCE_DIR);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    static const char *const tr[] = {"SCOPEPROF_REPORT_TRACE=1", NULL};
+    static const char *const mem[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
+    const char *const with[] = {"report", "ids/forks.h5", "--tree", NULL};
+    const char *const without[] = {"report", "noids/forks.h5", "--tree", NULL};
+    result a = run_env(with, tr), b = run_env(without, tr), m = run_env(without, mem);
+    cr_expect_eq(b.status, 0, "%s", b.err);
+    cr_expect_str_eq(b.err, "scopeprof report: streamed\n");
+    cr_expect_str_eq(b.out, m.out);
+    const char *at = strstr(a.out, "Call tree"), *bt = strstr(b.out, "Call tree");
+    cr_assert(at && bt, "%s\n---\n%s", a.out, b.out);
+    cr_expect_str_eq(bt, at);
+    cr_expect_neq(strstr(bt, "2 threads"), NULL, "%s", bt); /* grafted */
+    result_free(&a);
+    result_free(&b);
+    result_free(&m);
+    /* the page: streamed, the in-memory bytes */
+    const char *const page[] = {"report", "noids/forks.h5", "-o", "noids.html", NULL};
+    result ps = run_env(page, tr);
+    cr_expect_eq(ps.status, 0, "%s", ps.err);
+    cr_expect_neq(strstr(ps.err, "html: streamed"), NULL, "%s", ps.err);
+    long slen, mlen;
+    char *sbytes = slurp_if("noids.html", &slen);
+    result pm = run_env(page, mem);
+    char *mbytes = slurp_if("noids.html", &mlen);
+    cr_assert(sbytes && mbytes);
+    cr_expect(slen == mlen && !memcmp(sbytes, mbytes, (size_t)slen), "the page differs");
+    free(sbytes);
+    free(mbytes);
+    result_free(&ps);
+    result_free(&pm);
+    static const char *const etr[] = {"SCOPEPROF_EXPORT_TRACE=1", NULL};
+    static const char *const emem[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
+    const char *const commands[][6] = {
+        {"export", "folded", "noids/forks.h5", "-o", "xo.out", NULL},
+        {"export", "prof", "noids/forks.h5", "-o", "xo.out", NULL},
+        {"export", "prof", "--no-call-paths", "noids/forks.h5", "-o", "xo.out"},
+        {"flame", "noids/forks.h5", "-o", "xo.out", NULL},
+        {"flame", "--chart", "noids/forks.h5", "-o", "xo.out"}};
+    for (size_t k = 0; k < sizeof commands / sizeof *commands; k++) {
+        const char *args[8] = {0};
+        for (size_t j = 0; j < 6 && commands[k][j]; j++)
+            args[j] = commands[k][j];
+        result s = run_env(args, etr);
+        cr_expect_eq(s.status, 0, "%s %s: %s", args[0], args[1], s.err);
+        cr_expect_null(strstr(s.err, "in memory"), "%s %s: %s", args[0], args[1], s.err);
+        long l1, l2;
+        char *b1 = slurp_if("xo.out", &l1);
+        result im = run_env(args, emem);
+        char *b2 = slurp_if("xo.out", &l2);
+        cr_assert(b1 && b2, "%s %s", args[0], args[1]);
+        cr_expect(l1 == l2 && !memcmp(b1, b2, (size_t)l1), "%s %s %s: streamed differs",
+                  args[0], args[1], args[2]);
+        free(b1);
+        free(b2);
+        result_free(&s);
+        result_free(&im);
+    }
+}
+
 /* stderr without the trace lines ("scopeprof CMD: streamed", "... in memory
  * ...", "... MPI tables in memory"), the rest as printed. */
 static char *without_trace_lines(const char *err)
