@@ -65,6 +65,11 @@ int sp_dist_recv_waiting(uint8_t **buf, size_t *len, int source);
  * alone. */
 int sp_dist_signal(int dest);
 int sp_dist_wait(int source);
+/* Process 0's `len` bytes to every process, the others waiting for them
+ * asleep (a token first): both MPIs spin in a collective, and the others
+ * reach it while process 0 still works (its share, the run's checks, its
+ * decision), on cores it may share.  0 or -1. */
+int sp_dist_bcast_asleep(void *buf, size_t len);
 /* 1 when a token from `source` is waiting (not taken), 0 when none, -1. */
 int sp_dist_poll(int source);
 /* A "go" to `dest`, on a tag of its own; and 1 when one from `source` was

@@ -144,7 +144,7 @@ int sp_dist_export(const sp_dist_session *s, int format, const sp_profile *p,
         make_plan(s, format, parts, lens, p, &pl, &nodes);
     sp_dist_gather_free(parts, lens);
     if (rc == 0)
-        rc = sp_dist_bcast(&pl, sizeof pl, 0);
+        rc = sp_dist_bcast_asleep(&pl, sizeof pl);
     if (rc < 0 || pl.status < 0) {
         snprintf(err, errlen, "%s", rc < 0 ? "MPI failed while planning the export" : pl.err);
         sp_path_tree_free(&tree);

@@ -21,8 +21,9 @@
  *      back, unless bytes went to standard output (-1).
  *   3. drain: process 0 receives each part in pieces, in process order.
  * The run's checks of ranks outside the selection and of fork edges
- * (sp_stream_check_run) are made by process 0 for folded; the csv pass
- * (sx_run_begin) makes them on every process. */
+ * (sp_stream_check_run) are made by process 0 alone, for folded and csv
+ * (sx_run_begin_share); every process checks the ranks of its share as it
+ * streams them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,7 +105,7 @@ static int exchange(part_export *x, int step)
     }
     sp_dist_gather_free(parts, lens);
     if (rc == 0)
-        rc = sp_dist_bcast(a, sizeof *a, 0);
+        rc = sp_dist_bcast_asleep(a, sizeof *a);
     if (rc != 0) {
         a->decision = -1;
         snprintf(a->why, sizeof a->why, "MPI failed while the processes agreed on the export");
@@ -187,7 +188,8 @@ static int stream_share(part_export *x, const sp_run_source *src)
     int rc;
     if (x->format == SP_DIST_CSV) {
         sp_csv_part csv = {.first = (long)first, .count = (long)count,
-                           .header = x->s->rank == 0, .agree = csv_agree, .ctx = x};
+                           .header = x->s->rank == 0, .check_others = x->s->rank == 0,
+                           .agree = csv_agree, .ctx = x};
         /* a failure before the pass still takes part in its exchange */
         if (num_ranks < 0) {
             snprintf(x->mine.why, sizeof x->mine.why, "out of memory");

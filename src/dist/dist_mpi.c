@@ -277,8 +277,10 @@ int sp_dist_gather(const void *buf, size_t len, uint8_t ***parts_out, size_t **l
         if (!(parts[k] = malloc(lens[k] ? lens[k] : 1)))
             sp_dist_abort(1);
     }
+    /* the others reach this before process 0 has done its own work: they
+     * wait for it asleep */
     if (rc == 0)
-        rc = sp_dist_bcast(&largest, sizeof largest, 0);
+        rc = sp_dist_bcast_asleep(&largest, sizeof largest);
     uint64_t piece = (uint64_t)(INT_MAX / n);
     if (piece > PIECE)
         piece = PIECE;
@@ -422,6 +424,17 @@ int sp_dist_wait(int source)
         return -1;
     uint8_t token;
     return recv_tagged(&token, 1, source, TOKEN_TAG);
+}
+
+int sp_dist_bcast_asleep(void *buf, size_t len)
+{
+    int rank = sp_dist_mpi_rank(), size = sp_dist_mpi_size();
+    for (int k = 1; rank == 0 && k < size; k++)
+        if (sp_dist_signal(k) != 0)
+            return -1;
+    if (rank != 0 && sp_dist_wait(0) != 0)
+        return -1;
+    return sp_dist_bcast(buf, len, 0);
 }
 
 int sp_dist_send(const void *buf, size_t len, int dest)

@@ -76,18 +76,12 @@ static int adopt(sp_wire *a, sp_run_source *src, size_t num_files)
 }
 
 /* Process 0's answer, broadcast: 0, or -1 (MPI failed).  The others wait
- * for it asleep (a token first): both MPIs spin in a collective, and the
- * others' blocks open sooner than the whole run on process 0, on cores
- * that process 0 may share. */
-static int share_answer(sp_wire *answer, int rank, int processes)
+ * for it asleep (sp_dist_bcast_asleep): their blocks open sooner than the
+ * whole run on process 0. */
+static int share_answer(sp_wire *answer, int rank)
 {
-    for (int k = 1; rank == 0 && k < processes; k++)
-        if (sp_dist_signal(k) != 0)
-            return -1;
-    if (rank != 0 && sp_dist_wait(0) != 0)
-        return -1;
     uint64_t size = answer->len;
-    if (sp_dist_bcast(&size, sizeof size, 0) != 0)
+    if (sp_dist_bcast_asleep(&size, sizeof size) != 0)
         return -1;
     if (rank != 0 && !(answer->data = malloc(size ? (size_t)size : 1)))
         sp_dist_abort(1); /* the others would wait for us */
@@ -114,7 +108,7 @@ int sp_dist_report_open(sp_dist_report *r, const sp_dist_session *s, const char 
             sp_wire_i64(&answer, ANSWER_WHOLE_RUN);
         }
         r->num_files = opened == 0 ? src->num_paths : 0;
-        int rc = share_answer(&answer, 0, s->size);
+        int rc = share_answer(&answer, 0);
         sp_wire_free(&answer);
         if (rc != 0 && opened == 0) {
             sp_run_source_close(src);
@@ -132,7 +126,7 @@ int sp_dist_report_open(sp_dist_report *r, const sp_dist_session *s, const char 
                                                   deferred, err, errlen)
                    : -1;
     sp_wire answer = {0};
-    int rc = share_answer(&answer, s->rank, s->size);
+    int rc = share_answer(&answer, s->rank);
     sp_wire a;
     sp_wire_reader(&a, answer.data, answer.len);
     int what = rc == 0 ? (int)sp_wire_get_i64(&a) : ANSWER_FAILED;

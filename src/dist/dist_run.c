@@ -197,7 +197,7 @@ int sp_dist_load_run(const sp_dist_session *s, char **files, size_t count, sp_pr
     sp_dist_gather_free(parts, lens);
     uint64_t size = answer.len;
     if (rc == 0)
-        rc = sp_dist_bcast(&size, sizeof size, 0);
+        rc = sp_dist_bcast_asleep(&size, sizeof size);
     if (rc == 0 && s->rank != 0 && !(answer.data = malloc(size ? size : 1)))
         sp_dist_abort(1);
     answer.len = (size_t)size;

@@ -225,7 +225,7 @@ static int csv_exit(void *ctx, const sp_stream_call *call, int64_t user)
 int sp_export_csv_stream(FILE *out, const sp_run_source *src, const sp_export_options *options,
                          char *why, size_t whylen)
 {
-    sp_csv_part whole = {.first = 0, .count = -1, .header = 1};
+    sp_csv_part whole = {.first = 0, .count = -1, .header = 1, .check_others = 1};
     int rc = sp_export_csv_stream_part(out, src, options, &whole, why, whylen);
     if (rc == 0)
         sp_export_warn_events(options, whole.events, "csv export");
@@ -239,7 +239,7 @@ int sp_export_csv_stream_part(FILE *out, const sp_run_source *src,
     csv_pass p = {.out = out};
     p.spill.fd = -1;
     part->events = 0;
-    int rc = sx_run_begin(&p.run, src, options, 0, why, whylen);
+    int rc = sx_run_begin_share(&p.run, src, options, 0, part->check_others, why, whylen);
     long first = part->first, end = p.run.num_ranks;
     if (part->count >= 0 && first + part->count < end)
         end = first + part->count;

@@ -14,6 +14,12 @@
 int sx_run_begin(sx_run *run, const sp_run_source *src, const sp_export_options *options,
                  int reads_mpi, char *why, size_t whylen)
 {
+    return sx_run_begin_share(run, src, options, reads_mpi, 1, why, whylen);
+}
+
+int sx_run_begin_share(sx_run *run, const sp_run_source *src, const sp_export_options *options,
+                       int reads_mpi, int check_others, char *why, size_t whylen)
+{
     memset(run, 0, sizeof *run);
     run->raw_first = INT64_MAX;
     run->src = src;
@@ -36,6 +42,8 @@ int sx_run_begin(sx_run *run, const sp_run_source *src, const sp_export_options 
         snprintf(why, whylen, "out of memory");
         return -1;
     }
+    if (!check_others)
+        return 0;
     return sp_stream_check_run(src, run->ranks, run->num_ranks, &run->raw_first, why, whylen)
                ? 1
                : 0;

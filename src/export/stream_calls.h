@@ -41,6 +41,11 @@ typedef struct sx_run {
  * 0; 1 (export in memory: why); -1 out of memory. */
 int sx_run_begin(sx_run *run, const sp_run_source *src, const sp_export_options *options,
                  int reads_mpi, char *why, size_t whylen);
+/* The same for one share of a distributed export: check_others 0 leaves
+ * the checks of the ranks not selected and of the fork-edge files to the
+ * process that makes them for the whole run (process 0). */
+int sx_run_begin_share(sx_run *run, const sp_run_source *src, const sp_export_options *options,
+                       int reads_mpi, int check_others, char *why, size_t whylen);
 void sx_run_end(sx_run *run);
 /* Prepare the filter and the row lookup for `rank`. */
 void sx_run_rank(sx_run *run, uint32_t rank);

@@ -14,10 +14,15 @@
 typedef struct sp_csv_part {
     long first, count;  /* the selected ranks [first, first + count); count -1: to the end */
     int header;         /* write the header line first */
+    /* make the checks of the ranks not selected and of the fork-edge
+     * files (the serial export; process 0 of a distributed one: the other
+     * parts need not repeat them) */
+    int check_others;
     /* NULL, or called once between the two passes with the first pass's
      * status (0, or 1 with why): returns 0 to write (*out may be replaced
      * by the stream to write into), 1 not to (why set).  Every part's
-     * first pass makes the checks, so the processes agree here. */
+     * first pass checks its share (process 0's also the rest of the run),
+     * so the processes agree here. */
     int (*agree)(void *ctx, int rc, FILE **out, char *why, size_t whylen);
     void *ctx;
     uint64_t events;    /* out: the rows written (the warning counts them) */

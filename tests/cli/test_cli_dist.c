@@ -688,6 +688,51 @@ Test(dist, csv_with_a_crossing_rank_under_open_mpi, .timeout = 240)
     crossing_export_fails_like_serial("openmpi", "csv");
 }
 
+/* A selection that leaves out a rank whose calls do not nest: process 0
+ * alone checks the ranks outside the selection (the other processes' csv
+ * parts no longer repeat it), and the export is still the serial one:
+ * same status, message and bytes. */
+static void selection_beside_a_crossing_rank(const char *family, const char *format)
+{
+    crossing_rank = 3;
+    write_run();
+    crossing_rank = -1;
+    char serial_out[32], dist_out[32];
+    snprintf(serial_out, sizeof serial_out, "s.%s", format);
+    snprintf(dist_out, sizeof dist_out, "d.%s", format);
+    result serial = scopeprof(NULL, 0,
+                              ARGS("export", format, "ranks", "--ranks", "0,1", "-o", serial_out),
+                              NULL);
+    char *want = serial.status == 0 ? read_output(serial_out) : NULL;
+    for (int np = 2; np <= 4; np += 2) {
+        result r = scopeprof(family, np,
+                             ARGS("export", format, "ranks", "--ranks", "0,1", "-o", dist_out),
+                             NULL);
+        cr_expect_eq(r.status, serial.status, "%d processes: %s", np, r.err);
+        cr_expect_not_null(strstr(r.err, serial.err), "%d processes:\n%s\nserial:\n%s", np,
+                           r.err, serial.err);
+        if (want) {
+            char *got = read_output(dist_out);
+            cr_expect_str_eq(got, want, "%d processes", np);
+            free(got);
+            remove(in_dir(dist_out));
+        }
+        result_free(&r);
+    }
+    free(want);
+    result_free(&serial);
+}
+
+Test(dist, csv_of_a_selection_beside_a_crossing_rank_under_mpich, .timeout = 240)
+{
+    selection_beside_a_crossing_rank("mpich", "csv");
+}
+
+Test(dist, folded_of_a_selection_beside_a_crossing_rank_under_open_mpi, .timeout = 240)
+{
+    selection_beside_a_crossing_rank("openmpi", "folded");
+}
+
 /* One rank selected: no "rank R" frames, although every process holds ranks. */
 Test(dist, folded_of_one_rank_under_open_mpi, .timeout = 240)
 {
