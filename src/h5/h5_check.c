@@ -314,6 +314,136 @@ out:
     free(event);
 }
 
+static int by_size_t(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* (call id, position in the reconstruction), sorted by id. */
+struct id_at {
+    int64_t id;
+    int64_t at;
+};
+
+static int by_id(const void *a, const void *b)
+{
+    const struct id_at *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Fork parent ids that form a cycle with the call tree: the readers graft
+ * a lane's root under its fork parent (docs/tasks.md), and a root forked,
+ * through fork parents and ancestors, by a call under it has no place in
+ * any tree (the report refuses such a rank, or leaves the roots of a cycle
+ * of merged calls ungrafted).  Each call has one edge up: its
+ * parent, or, at the root of its lane, the call its fork parent id names
+ * (stored call ids, else the positions in the reconstruction, as the
+ * readers number calls: the rank's rows in file order).  A call forked by
+ * itself is no edge (the readers leave it a root). */
+static void check_fork_cycles(const sp_profile *prof, const size_t *order, size_t lo, size_t hi,
+                              sp_problems *p)
+{
+    size_t rows = hi - lo, n = 0;
+    size_t *in_file = malloc((rows + 1) * sizeof *in_file);
+    if (!in_file) {
+        sp_problem(p, "out of memory checking fork parent ids");
+        return;
+    }
+    memcpy(in_file, order + lo, rows * sizeof *in_file);
+    qsort(in_file, rows, sizeof *in_file, by_size_t);
+    for (size_t k = 0; k < rows; k++)
+        n += prof->rows[in_file[k]].count;
+    uint32_t rank = prof->rows[order[lo]].rank;
+    int64_t *start = malloc((n + 1) * sizeof *start), *end = malloc((n + 1) * sizeof *end);
+    int64_t *threads = prof->thread_ids ? malloc((n + 1) * sizeof *threads) : NULL;
+    int64_t *tasks = prof->task_ids ? malloc((n + 1) * sizeof *tasks) : NULL;
+    uint32_t *region = malloc((n + 1) * sizeof *region);
+    uint64_t *event = malloc((n + 1) * sizeof *event);
+    struct id_at *ids = malloc((n + 1) * sizeof *ids);
+    int64_t *up = malloc((n + 1) * sizeof *up);
+    unsigned char *state = calloc(n + 1, 1);
+    sp_calls calls = {0};
+    int built = 0;
+    if (!start || !end || !region || !event || !ids || !up || !state ||
+        (prof->thread_ids && !threads) || (prof->task_ids && !tasks)) {
+        sp_problem(p, "out of memory checking fork parent ids");
+        goto out;
+    }
+    size_t i = 0, stored = 0;
+    for (size_t k = 0; k < rows; k++) {
+        const sp_row *row = &prof->rows[in_file[k]];
+        for (uint64_t j = 0; j < row->count; j++, i++) {
+            uint64_t e = row->offset + j;
+            start[i] = prof->start[e];
+            end[i] = prof->end[e];
+            region[i] = row->region;
+            event[i] = e;
+            if (threads)
+                threads[i] = prof->thread_ids[e];
+            if (tasks)
+                tasks[i] = prof->task_ids[e];
+            stored += prof->call_ids && prof->call_ids[e] >= 0;
+        }
+    }
+    sp_call_input input = {
+        .n = n, .start = start, .end = end, .region = region, .thread_ids = threads,
+        .task_ids = tasks, .region_names = (const char *const *)prof->names,
+        .num_regions = prof->num_names,
+    };
+    char why[512];
+    if (sp_calls_build(&input, &calls, why, sizeof why) < 0)
+        goto out; /* calls that do not nest: named by check_rank_tree */
+    built = 1;
+    for (size_t c = 0; c < calls.n; c++)
+        ids[c] = (struct id_at){stored ? prof->call_ids[event[calls.input_pos[c]]] : (int64_t)c,
+                                (int64_t)c};
+    qsort(ids, calls.n, sizeof *ids, by_id);
+    for (size_t c = 0; c < calls.n; c++) {
+        up[c] = calls.parent[c];
+        int64_t fork = prof->fork_parent_ids[event[calls.input_pos[c]]];
+        if (up[c] >= 0 || fork < 0)
+            continue;
+        struct id_at want = {fork, 0};
+        const struct id_at *found = bsearch(&want, ids, calls.n, sizeof *ids, by_id);
+        if (found && found->at != (int64_t)c)
+            up[c] = found->at;
+    }
+    /* state: 0 unseen, 1 on the walk now, 2 done (leads to a root) */
+    for (size_t c = 0; c < calls.n; c++) {
+        int64_t at = (int64_t)c;
+        while (at >= 0 && state[at] == 0) {
+            state[at] = 1;
+            at = up[at];
+        }
+        if (at >= 0 && state[at] == 1) {
+            uint64_t e = event[calls.input_pos[at]];
+            sp_problem(p, "rank %u: its fork parent ids form a cycle: '%s' call %lld [%lld, "
+                       "%lld] ns is forked, through fork parents and their callers, by a call "
+                       "under it; the file is damaged (--no-graft shows each lane as recorded)",
+                       rank, prof->names[calls.region[at]],
+                       (long long)(stored ? prof->call_ids[e] : at), (long long)calls.start[at],
+                       (long long)calls.end[at]);
+            break;
+        }
+        for (at = (int64_t)c; at >= 0 && state[at] == 1; at = up[at])
+            state[at] = 2;
+    }
+out:
+    if (built)
+        sp_calls_free(&calls);
+    free(in_file);
+    free(start);
+    free(end);
+    free(threads);
+    free(tasks);
+    free(region);
+    free(event);
+    free(ids);
+    free(up);
+    free(state);
+}
+
 /* A call that ends before it starts: no reader can give it a duration. */
 static void check_durations(const sp_profile *prof, sp_problems *p)
 {
@@ -370,6 +500,9 @@ static void check_rows(const sp_profile *prof, int nesting_required, sp_problems
         while (hi < prof->num_rows && prof->rows[order[hi]].rank == prof->rows[order[lo]].rank)
             hi++;
         check_rank_tree(prof, order, lo, hi, nesting_required, p);
+        /* the checker's alone: a reader's graft names a cycle itself */
+        if (prof->fork_parent_ids && nesting_required)
+            check_fork_cycles(prof, order, lo, hi, p);
         lo = hi;
     }
     free(order);

@@ -19,7 +19,16 @@ typedef struct call_ids {
     unsigned char *bits;
     uint64_t limit;
     int sparse;
+    /* a call named as fork parent before it was met: only then can fork
+     * parent ids form a cycle with the call tree (every other edge leads
+     * to a call met earlier), which the checker looks for */
+    int forked_before_parent;
 } call_ids;
+
+static int has_id(const call_ids *ids, int64_t id)
+{
+    return id >= 0 && (uint64_t)id < ids->limit && (ids->bits[id / 8] >> (id % 8) & 1);
+}
 
 static int skip_enter(void *ctx, const sp_stream_call *call, int64_t parent, int64_t *user)
 {
@@ -30,6 +39,9 @@ static int skip_enter(void *ctx, const sp_stream_call *call, int64_t parent, int
             ids->bits[call->call_id / 8] |= (unsigned char)(1u << (call->call_id % 8));
         else
             ids->sparse = 1;
+        int64_t fork = call->fork_parent_id;
+        if (fork >= 0 && fork != call->call_id && !has_id(ids, fork))
+            ids->forked_before_parent = 1;
     }
     return 0;
 }
@@ -68,8 +80,7 @@ static int check_fork_parents(const sp_run_source *src, uint32_t rank, const cal
             }
             for (size_t k = 0; rc == 0 && k < n; k++) {
                 int64_t v = window[k];
-                if (v != -1 && !(v >= 0 && (uint64_t)v < ids->limit &&
-                                 (ids->bits[v / 8] >> (v % 8) & 1))) {
+                if (v != -1 && !has_id(ids, v)) {
                     snprintf(why, whylen, "a fork parent id is no call of its rank");
                     rc = 1;
                 }
@@ -102,9 +113,12 @@ int sp_stream_validate(const char *path, char *why, size_t whylen)
         snprintf(why, whylen, "aggregate layout");
         rc = 1;
     }
-    /* Fork edges are checked as the checker checks them when there are
-     * call ids to refer to (without, it does not check them either). */
-    int forks = src.shapes[0].has_fork && src.shapes[0].has[SP_H5_COL_CALL];
+    /* Fork parent ids name calls of their rank when there are call ids to
+     * refer to (without, the checker does not check that either); with or
+     * without, they must not form a cycle with the call tree (the calls
+     * are numbered as the readers number them: sp_stream_rank_forks). */
+    int has_fork = src.shapes[0].has_fork;
+    int forks = has_fork && src.shapes[0].has[SP_H5_COL_CALL];
     uint32_t *done = malloc((p->num_rows + 1) * sizeof *done);
     size_t num_done = 0;
     if (!done)
@@ -118,7 +132,7 @@ int sp_stream_validate(const char *path, char *why, size_t whylen)
             continue;
         done[num_done++] = rank;
         call_ids ids = {0};
-        if (forks) {
+        if (has_fork) {
             uint64_t calls = 0;
             for (size_t k = 0; k < p->num_rows; k++)
                 calls += p->rows[k].rank == rank ? p->rows[k].count : 0;
@@ -131,10 +145,17 @@ int sp_stream_validate(const char *path, char *why, size_t whylen)
         }
         sp_call_visitor none = {skip_enter, skip_exit, &ids};
         sp_rank_stream_info info;
-        rc = sp_stream_rank(&src, rank, 0, &none, &info, why, whylen) ? 1 : 0;
+        rc = (has_fork ? sp_stream_rank_forks(&src, rank, 0, &none, NULL, &info, why, whylen)
+                       : sp_stream_rank(&src, rank, 0, &none, &info, why, whylen))
+                 ? 1
+                 : 0;
         sp_rank_stream_info_free(&info);
-        if (rc == 0 && forks && ids.sparse) {
+        if (rc == 0 && has_fork && ids.sparse) {
             snprintf(why, whylen, "call ids too sparse for a bitmap");
+            rc = 1;
+        }
+        if (rc == 0 && ids.forked_before_parent) {
+            snprintf(why, whylen, "a call forked by a call that starts after it");
             rc = 1;
         }
         if (rc == 0 && forks)

@@ -2495,6 +2495,34 @@ Test(cli, fork_edges_without_call_ids_stream)
         result_free(&s);
         result_free(&im);
     }
+    /* validate: sound on the stream; and a copy whose first forked call is
+     * named forked by its own child (by position) is a cycle, which
+     * validate names both ways and the report refuses */
+    static const char *const vtr[] = {"SCOPEPROF_VALIDATE_TRACE=1", NULL};
+    static const char *const vmem[] = {"SCOPEPROF_VALIDATE_IN_MEMORY=1", NULL};
+    const char *const sound[] = {"validate", "noids/forks.h5", NULL};
+    result v = run_env(sound, vtr);
+    cr_expect_eq(v.status, 0, "%s%s", v.out, v.err);
+    cr_expect_str_eq(v.err, "scopeprof validate: noids/forks.h5: streamed\n");
+    result_free(&v);
+    snprintf(cmd, sizeof cmd,
+             "cd %s && /usr/bin/python3 %s/../tests/fixtures/fork_ids_as_positions.py "
+             "ids/forks.h5 noids/cycle.h5 --cycle",
+             dir, TEST_SOURCE_DIR);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    const char *const damaged[] = {"validate", "noids/cycle.h5", NULL};
+    for (int way = 0; way < 2; way++) {
+        v = run_env(damaged, way ? vmem : vtr);
+        cr_expect_eq(v.status, 1, "way %d: %s%s", way, v.out, v.err);
+        cr_expect_neq(strstr(v.out, "noids/cycle.h5: rank 0: its fork parent ids form a cycle: "),
+                      NULL, "way %d: %s", way, v.out);
+        result_free(&v);
+    }
+    const char *const refused[] = {"report", "noids/cycle.h5", NULL};
+    v = run_env(refused, NULL);
+    cr_expect_eq(v.status, 1, "%s", v.err);
+    cr_expect_neq(strstr(v.err, "its fork parent ids form a cycle"), NULL, "%s", v.err);
+    result_free(&v);
 }
 
 /* stderr without the trace lines ("scopeprof CMD: streamed", "... in memory
@@ -2619,6 +2647,30 @@ Test(cli, fork_parent_ids_in_a_cycle_are_named)
     result r = RUN("report", "cycle_rank00000.h5", "--no-graft");
     cr_expect_eq(r.status, 0, "%s", r.err);
     result_free(&r);
+    /* validate names it too, streamed (the stream doubts a call forked by
+     * a later one and hands the file to the checker) or not */
+    static const char *const traced[] = {"SCOPEPROF_VALIDATE_TRACE=1", NULL};
+    static const char *const checker[] = {"SCOPEPROF_VALIDATE_IN_MEMORY=1", NULL};
+    const char *const validate[] = {"validate", "cycle_rank00000.h5", NULL};
+    for (int way = 0; way < 2; way++) {
+        result v = run_env(validate, way ? checker : traced);
+        cr_expect_eq(v.status, 1, "way %d: %s%s", way, v.out, v.err);
+        cr_expect_eq(count_lines(v.out), 1, "way %d: %s", way, v.out);
+        cr_expect_neq(strstr(v.out, "cycle_rank00000.h5: rank 0: its fork parent ids form a "
+                                    "cycle: "),
+                      NULL, "way %d: %s", way, v.out);
+        if (!way)
+            cr_expect_neq(strstr(v.err, "checker: a call forked by a call that starts after it"),
+                          NULL, "%s", v.err);
+        result_free(&v);
+    }
+    /* the same file before the damage is sound, and validated on the stream */
+    write_fork_rank("sound_rank00000.h5", 0, 1);
+    const char *const sound[] = {"validate", "sound_rank00000.h5", NULL};
+    result v = run_env(sound, traced);
+    cr_expect_eq(v.status, 0, "%s%s", v.out, v.err);
+    cr_expect_str_eq(v.err, "scopeprof validate: sound_rank00000.h5: streamed\n");
+    result_free(&v);
 }
 
 /* chrome --call-args of a run with GPU and await columns streams: the
