@@ -154,12 +154,13 @@ int sp_stream_validate(const char *path, char *why, size_t whylen)
             snprintf(why, whylen, "call ids too sparse for a bitmap");
             rc = 1;
         }
+        if (rc == 0 && forks)
+            rc = check_fork_parents(&src, rank, &ids, why, whylen);
+        /* (after: a fork parent id that is no call is not met either) */
         if (rc == 0 && ids.forked_before_parent) {
             snprintf(why, whylen, "a call forked by a call that starts after it");
             rc = 1;
         }
-        if (rc == 0 && forks)
-            rc = check_fork_parents(&src, rank, &ids, why, whylen);
         free(ids.bits);
     }
     if (rc == 0 && sp_run_source_unstreamable(&src) &&
