@@ -221,7 +221,8 @@ static void final_write_stays_bounded(unsigned long batches, long cap_mib)
     for (int c = 0; c < 2; c++) {
         struct harness_run cmd;
         cr_assert_eq(harness_run(&cmd, commands[c], NULL, 0), 0);
-        cr_assert_eq(cmd.exit_code, 0, "scopeprof %s: %s", commands[c][1], cmd.err);
+        cr_assert_eq(cmd.exit_code, 0, "scopeprof %s: exit %d (signal %d): %s", commands[c][1],
+                     cmd.exit_code, cmd.signal, cmd.err);
         harness_run_free(&cmd);
     }
     harness_run_free(&run);
