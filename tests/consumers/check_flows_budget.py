@@ -8,9 +8,10 @@ meet the calls; the bytes must be the in-memory path's
 (SCOPEPROF_EXPORT_IN_MEMORY=1; OTF2: every file of the archive but the
 anchor, which otf2-print must open), so an end the window misses fails, and
 for otf2 a receive's length that is not its paired send's sent bytes (the
-bytes the flow ends carry; gen_mpi_ranks.py's receives post other sizes).  Inputs: scripts/bench/gen_mpi_ranks.py's
-rank files (half the calls are message ends), on one lane and on 3 lanes
-whose calls interleave, and tests/programs/mpi/mpi_calls.c on 4 ranks under
+bytes the flow ends carry; gen_mpi_ranks.py's receives post other sizes).
+Inputs: scripts/bench/gen_mpi_ranks.py's rank files (half the calls are
+message ends), on one lane and on 3 lanes whose calls interleave, and
+tests/programs/mpi/mpi_calls.c on 4 ranks under
 the shim with each MPI built, with filters that drop ends (their messages
 are left out), ranks and calls.  The trace lines say the external path was
 taken and that the writers read the file forward (a lookup that seeks back
