@@ -362,6 +362,14 @@ static uint64_t bytes(int64_t v)
     return v > 0 ? (uint64_t)v : 0;
 }
 
+/* MPI columns v complete a receive: the calls that look their flow ends
+ * up (the others have no receive end). */
+static int may_receive(const int64_t *v)
+{
+    return v[SP_EXTRA_MPI_COMM] >= 0 && v[SP_EXTRA_MPI_SOURCE] >= 0 &&
+           v[SP_EXTRA_MPI_RECV_TAG] >= 0;
+}
+
 /* The length of the message a call with MPI columns v receives, its flow
  * ends f (n of them): the paired send's sent bytes, else the posted
  * buffer's. */
@@ -551,7 +559,8 @@ static int leave_call(void *ctx, size_t i)
     if (w->mpi->on) {
         values_at(w->mpi, w->data->event[i], v);
         size_t n = 0;
-        const sp_mpi_flow_end *f = sp_mpi_flows_at(&w->mpi->flows, w->data->event[i], &n);
+        const sp_mpi_flow_end *f =
+            may_receive(v) ? sp_mpi_flows_at(&w->mpi->flows, w->data->event[i], &n) : NULL;
         w->status = mpi_leave(w->mpi, w->events, t, w->calls->region[i], v,
                               recv_length(v, f, n), &w->written);
     }
@@ -1201,12 +1210,11 @@ static int otf2_enter(void *ctx, const sp_stream_call *call, int64_t parent, int
          * in the stream's order (rank by rank, start ascending) */
         const int64_t *v = call->mpi;
         size_t n = 0;
-        const sp_mpi_flow_end *f =
-            v[SP_EXTRA_MPI_COMM] >= 0 && v[SP_EXTRA_MPI_SOURCE] >= 0 &&
-                    v[SP_EXTRA_MPI_RECV_TAG] >= 0
-                ? sp_mpi_flows_at_call(&p->mpi->flows, p->rank, call->start,
-                                       stream_event(p, call), &n)
-                : NULL;
+        const sp_mpi_flow_end *f = may_receive(v)
+                                       ? sp_mpi_flows_at_call(&p->mpi->flows, p->rank,
+                                                              call->start, stream_event(p, call),
+                                                              &n)
+                                       : NULL;
         l->saved[d][SP_EXTRA_N] = (int64_t)recv_length(v, f, n);
         uint64_t before = l->written;
         p->w->status = mpi_enter(p->mpi, l->events, t, call->region, call->mpi, &l->written);
