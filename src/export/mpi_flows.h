@@ -133,9 +133,9 @@ const sp_mpi_flow_end *sp_mpi_flows_at(const sp_mpi_flows *flows, uint64_t e, si
 /* The ends of a call the stream hands over: rank, its start (call->start)
  * and its event.  From memory as sp_mpi_flows_at; from a file, lookups in
  * the stream's order (rank by rank, start ascending: every kept call of
- * chrome's writing pass and of perfetto's, at its enter) read the file
- * forward in windows; one that goes back seeks (a binary search).  Valid
- * until the next call. */
+ * chrome's writing pass and of perfetto's, otf2's receives, at the
+ * enter) read the file forward in windows; one that goes back seeks (a
+ * galloping search).  Valid until the next call. */
 const sp_mpi_flow_end *sp_mpi_flows_at_call(const sp_mpi_flows *flows, uint32_t rank,
                                             int64_t start, uint64_t e, size_t *count);
 
