@@ -212,8 +212,7 @@ typedef struct mpi_events {
     int64_t *comm_id;             /* per communicator ref (0: world) */
     size_t num_comms;
     unsigned char *is_member;     /* num_comms x num_members */
-    sp_mpi_flows flows;
-    int64_t *sent_of_message;     /* flow id -> mpi_sent_bytes of its send */
+    sp_mpi_flows flows;           /* a receive's end: its send's sent bytes */
     uint64_t sends, recvs, collective_calls;
 } mpi_events;
 
@@ -266,7 +265,6 @@ static void mpi_events_free(mpi_events *m)
     free(m->location_of);
     free(m->comm_id);
     free(m->is_member);
-    free(m->sent_of_message);
     sp_mpi_flows_free(&m->flows);
     *m = (mpi_events){0};
 }
@@ -348,13 +346,6 @@ static int mpi_events_build(mpi_events *m, const sp_profile *p, const sp_selecti
     }
     if (sp_mpi_flows_build(p, kept, &m->flows) != 0)
         goto oom;
-    m->sent_of_message = malloc((m->flows.messages + 1) * sizeof *m->sent_of_message);
-    if (!m->sent_of_message)
-        goto oom;
-    for (size_t k = 0; k < m->flows.num_ends; k++)
-        if (m->flows.ends[k].send)
-            m->sent_of_message[m->flows.ends[k].id] =
-                extra(m, SP_EXTRA_MPI_SENT_BYTES, m->flows.ends[k].event);
     goto out;
 oom:
     snprintf(err, errlen, "out of memory");
@@ -369,6 +360,26 @@ out:
 static uint64_t bytes(int64_t v)
 {
     return v > 0 ? (uint64_t)v : 0;
+}
+
+/* MPI columns v complete a receive: the calls that look their flow ends
+ * up (the others have no receive end). */
+static int may_receive(const int64_t *v)
+{
+    return v[SP_EXTRA_MPI_COMM] >= 0 && v[SP_EXTRA_MPI_SOURCE] >= 0 &&
+           v[SP_EXTRA_MPI_RECV_TAG] >= 0;
+}
+
+/* The length of the message a call with MPI columns v receives, its flow
+ * ends f (n of them): the paired send's sent bytes, else the posted
+ * buffer's. */
+static uint64_t recv_length(const int64_t *v, const sp_mpi_flow_end *f, size_t n)
+{
+    uint64_t length = bytes(v[SP_EXTRA_MPI_RECV_BYTES]);
+    for (size_t j = 0; j < n; j++)
+        if (!f[j].send)
+            length = bytes(f[j].bytes);
+    return length;
 }
 
 /* At the start of a call (its MPI columns v): the message it sends, the
@@ -393,11 +404,10 @@ static OTF2_ErrorCode mpi_enter(mpi_events *m, OTF2_EvtWriter *w, uint64_t t, ui
                                   bytes(v[SP_EXTRA_MPI_SENT_BYTES]));
 }
 
-/* At the end of a call (its MPI columns v, its event e for the flows): the
- * message it receives (its length the paired send's, else the posted
- * buffer's), the collective it ends. */
+/* At the end of a call (its MPI columns v, the length recv_length gave):
+ * the message it receives, the collective it ends. */
 static OTF2_ErrorCode mpi_leave(mpi_events *m, OTF2_EvtWriter *w, uint64_t t, uint32_t region,
-                                const int64_t *v, uint64_t e, uint64_t *written)
+                                const int64_t *v, uint64_t length, uint64_t *written)
 {
     if (!m->on || v[SP_EXTRA_MPI_COMM] < 0)
         return OTF2_SUCCESS;
@@ -417,12 +427,6 @@ static OTF2_ErrorCode mpi_leave(mpi_events *m, OTF2_EvtWriter *w, uint64_t t, ui
     int64_t tag = v[SP_EXTRA_MPI_RECV_TAG];
     if (sender < 0 || tag < 0 || tag > UINT32_MAX)
         return OTF2_SUCCESS;
-    uint64_t length = bytes(v[SP_EXTRA_MPI_RECV_BYTES]);
-    size_t n = 0;
-    const sp_mpi_flow_end *f = sp_mpi_flows_at(&m->flows, e, &n);
-    for (size_t j = 0; j < n; j++)
-        if (!f[j].send)
-            length = bytes(m->sent_of_message[f[j].id]);
     m->recvs++;
     (*written)++;
     return OTF2_EvtWriter_MpiRecv(w, NULL, t, (uint32_t)sender, 0, (uint32_t)tag, length);
@@ -551,11 +555,15 @@ static int leave_call(void *ctx, size_t i)
     uint64_t t = stamp(w, w->calls->end[i]);
     uint64_t before = w->written;
     int64_t v[SP_EXTRA_N];
-    if (w->mpi->on)
+    w->status = OTF2_SUCCESS;
+    if (w->mpi->on) {
         values_at(w->mpi, w->data->event[i], v);
-    w->status = w->mpi->on ? mpi_leave(w->mpi, w->events, t, w->calls->region[i], v,
-                                       w->data->event[i], &w->written)
-                           : OTF2_SUCCESS;
+        size_t n = 0;
+        const sp_mpi_flow_end *f =
+            may_receive(v) ? sp_mpi_flows_at(&w->mpi->flows, w->data->event[i], &n) : NULL;
+        w->status = mpi_leave(w->mpi, w->events, t, w->calls->region[i], v,
+                              recv_length(v, f, n), &w->written);
+    }
     mark_mpi_location(w, before);
     if (w->status == OTF2_SUCCESS)
         w->status = OTF2_EvtWriter_Leave(w->events, NULL, t, w->calls->region[i]);
@@ -1009,8 +1017,9 @@ typedef struct lane_writer {
     uint64_t location;          /* index into the export's locations */
     uint64_t last, written;
     uint64_t open;              /* kept calls entered, not left */
-    /* MPI: per open kept call (by depth) its columns and its event, for
-     * the records at its end; whether the lane wrote an MPI record */
+    /* MPI: per open kept call (by depth) its columns and the length of
+     * the message it receives, for the records at its end; whether the
+     * lane wrote an MPI record */
     int64_t (*saved)[SP_EXTRA_N + 1];
     size_t saved_cap;
     int mpi_written;
@@ -1197,7 +1206,16 @@ static int otf2_enter(void *ctx, const sp_stream_call *call, int64_t parent, int
             l->saved_cap = cap;
         }
         memcpy(l->saved[d], call->mpi, SP_EXTRA_N * sizeof *call->mpi);
-        l->saved[d][SP_EXTRA_N] = (int64_t)stream_event(p, call);
+        /* a receive's flow end, looked up at the enter: the ends are read
+         * in the stream's order (rank by rank, start ascending) */
+        const int64_t *v = call->mpi;
+        size_t n = 0;
+        const sp_mpi_flow_end *f = may_receive(v)
+                                       ? sp_mpi_flows_at_call(&p->mpi->flows, p->rank,
+                                                              call->start, stream_event(p, call),
+                                                              &n)
+                                       : NULL;
+        l->saved[d][SP_EXTRA_N] = (int64_t)recv_length(v, f, n);
         uint64_t before = l->written;
         p->w->status = mpi_enter(p->mpi, l->events, t, call->region, call->mpi, &l->written);
         l->mpi_written |= l->written > before;
@@ -1296,9 +1314,11 @@ static int stream_shift(otf2_pass *p, const sp_run_source *src, const uint32_t *
  * before anything is written: the ranks with kept calls (the world
  * members), the communicators in order of first use (by event, as the
  * in-memory scan meets them), which members call collectives on which
- * communicator, and the point-to-point ends of the kept calls, paired as
- * in memory (mpi_flows.h) with the sent bytes of each send.  Memory: the
- * ends and the communicators, not the calls. */
+ * communicator, and the point-to-point ends of the kept calls with the
+ * sent bytes of each send, paired as chrome and perfetto pair theirs, in
+ * the budget of mpi_flows.h (the ends go straight into its sorts: this
+ * pass has their columns).  Memory: the budget and the communicators, not
+ * the calls. */
 
 typedef struct comm_use {
     int64_t id;
@@ -1309,11 +1329,6 @@ typedef struct membership {
     int64_t comm;
     size_t member;
 } membership;
-
-typedef struct sent_bytes {
-    uint64_t event;
-    int64_t sent;
-} sent_bytes;
 
 typedef struct mpi_scan {
     otf2_pass *p;
@@ -1327,10 +1342,7 @@ typedef struct mpi_scan {
     size_t num_rank_comms, cap_rank_comms;
     membership *members;
     size_t num_members, cap_members;
-    sp_mpi_end *sends, *recvs;
-    size_t num_sends, num_recvs, cap_sends, cap_recvs;
-    sent_bytes *sent;
-    size_t num_sent, cap_sent;
+    sp_mpi_flows_stream *ends;
 } mpi_scan;
 
 /* Append one element of `size` bytes to *v (n, cap).  0, -1. */
@@ -1385,16 +1397,14 @@ static int scan_enter(void *ctx, const sp_stream_call *call, int64_t parent, int
     }
     int64_t raw = call->start + s->offset;
     if (v[SP_EXTRA_MPI_PEER] >= 0 && v[SP_EXTRA_MPI_TAG] >= 0) {
-        sp_mpi_end end = {s->rank, v[SP_EXTRA_MPI_PEER], v[SP_EXTRA_MPI_TAG], comm, raw, e};
-        sent_bytes b = {e, v[SP_EXTRA_MPI_SENT_BYTES]};
-        if (grow_push((void **)&s->sends, &s->num_sends, &s->cap_sends, sizeof end, &end) ||
-            grow_push((void **)&s->sent, &s->num_sent, &s->cap_sent, sizeof b, &b))
-            return -1;
+        sp_mpi_end end = {s->rank, v[SP_EXTRA_MPI_PEER], v[SP_EXTRA_MPI_TAG], comm, raw, e,
+                          v[SP_EXTRA_MPI_SENT_BYTES]};
+        sp_mpi_flows_stream_push(s->ends, &end, 1);
     }
     if (v[SP_EXTRA_MPI_SOURCE] >= 0 && v[SP_EXTRA_MPI_RECV_TAG] >= 0) {
-        sp_mpi_end end = {v[SP_EXTRA_MPI_SOURCE], s->rank, v[SP_EXTRA_MPI_RECV_TAG], comm, raw, e};
-        if (grow_push((void **)&s->recvs, &s->num_recvs, &s->cap_recvs, sizeof end, &end))
-            return -1;
+        sp_mpi_end end = {v[SP_EXTRA_MPI_SOURCE], s->rank, v[SP_EXTRA_MPI_RECV_TAG], comm, raw,
+                          e, -1};
+        sp_mpi_flows_stream_push(s->ends, &end, 0);
     }
     return 0;
 }
@@ -1405,37 +1415,16 @@ static int by_first_use(const void *a, const void *b)
     return (x->first > y->first) - (x->first < y->first);
 }
 
-static int by_sent_event(const void *a, const void *b)
-{
-    const sent_bytes *x = a, *y = b;
-    return (x->event > y->event) - (x->event < y->event);
-}
-
-static int64_t sent_of(const mpi_scan *s, uint64_t event)
-{
-    size_t lo = 0, hi = s->num_sent;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (s->sent[mid].event < event)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < s->num_sent && s->sent[lo].event == event ? s->sent[lo].sent : -1;
-}
-
 static void mpi_scan_free(mpi_scan *s)
 {
     free(s->comms);
     free(s->rank_comms);
     free(s->members);
-    free(s->sends);
-    free(s->recvs);
-    free(s->sent);
 }
 
 /* mpi_events_build on the stream (m->on set by the caller).  0, 1 (why:
- * the in-memory path words it), -1 out of memory. */
+ * the in-memory path words it, also a failed pairing, as chrome's), -1 out
+ * of memory. */
 static int mpi_events_stream(mpi_events *m, otf2_pass *p, const uint32_t *ranks,
                              long num_ranks, char *why, size_t whylen)
 {
@@ -1456,7 +1445,12 @@ static int mpi_events_stream(mpi_events *m, otf2_pass *p, const uint32_t *ranks,
     }
     for (size_t r = 0; r < nr; r++)
         m->index_of_rank[r] = -1;
-    mpi_scan s = {.p = p, .m = m};
+    sp_mpi_flows_stream ends;
+    if (sp_mpi_flows_stream_open(&ends, p->src, ranks, num_ranks, why, whylen) != 0) {
+        sp_mpi_flows_stream_close(&ends);
+        return -1;
+    }
+    mpi_scan s = {.p = p, .m = m, .ends = &ends};
     sp_call_visitor visitor = {scan_enter, NULL, &s};
     int rc = 0;
     for (long k = 0; k < num_ranks && rc == 0; k++) {
@@ -1506,19 +1500,9 @@ static int mpi_events_stream(mpi_events *m, otf2_pass *p, const uint32_t *ranks,
             if (c > 0)
                 m->is_member[(size_t)c * m->num_members + s.members[k].member] = 1;
         }
-        if (sp_mpi_flows_pair(s.sends, s.num_sends, s.recvs, s.num_recvs, &m->flows) != 0)
-            rc = -1;
-        s.sends = s.recvs = NULL; /* freed by the pairing */
+        rc = sp_mpi_flows_stream_pair(&ends, &m->flows);
     }
-    if (rc == 0 &&
-        !(m->sent_of_message = malloc((m->flows.messages + 1) * sizeof *m->sent_of_message)))
-        rc = -1;
-    if (rc == 0) {
-        sp_sort_in_place(s.sent, s.num_sent, sizeof *s.sent, by_sent_event);
-        for (size_t k = 0; k < m->flows.num_ends; k++)
-            if (m->flows.ends[k].send)
-                m->sent_of_message[m->flows.ends[k].id] = sent_of(&s, m->flows.ends[k].event);
-    }
+    sp_mpi_flows_stream_close(&ends);
     mpi_scan_free(&s);
     return rc;
 }

@@ -90,7 +90,7 @@ void sp_sort_in_place(void *v, size_t n, size_t size, int (*cmp)(const void *, c
 }
 
 /* The paired ends of v (their start holds the message id, 0 unpaired) as
- * flow ends, written over the records they come from (24 bytes over 48:
+ * flow ends, written over the records they come from (32 bytes over 56:
  * never over one not yet read).  Their number. */
 static size_t to_flow_ends(sp_mpi_end *v, size_t n, int send)
 {
@@ -101,7 +101,12 @@ static size_t to_flow_ends(sp_mpi_end *v, size_t n, int send)
         memcpy(&e, base + r * sizeof e, sizeof e);
         if (e.start == 0)
             continue;
-        sp_mpi_flow_end f = {e.event, (uint64_t)e.start, send};
+        sp_mpi_flow_end f;
+        memset(&f, 0, sizeof f); /* (the padding too: the records may go to a file) */
+        f.event = e.event;
+        f.id = (uint64_t)e.start;
+        f.bytes = e.bytes;
+        f.send = send;
         memcpy(base + m * sizeof f, &f, sizeof f);
         m++;
     }
@@ -120,9 +125,9 @@ int sp_mpi_flows_pair(sp_mpi_end *sends, size_t ns, sp_mpi_end *recvs, size_t nr
     while (i < ns || j < nr) {
         int c = i < ns && j < nr
                     ? sp_mpi_end_by_key(&(sp_mpi_end){sends[i].src, sends[i].dst, sends[i].tag,
-                                                      sends[i].comm, 0, 0},
+                                                      sends[i].comm, 0, 0, 0},
                                         &(sp_mpi_end){recvs[j].src, recvs[j].dst, recvs[j].tag,
-                                                      recvs[j].comm, 0, 0})
+                                                      recvs[j].comm, 0, 0, 0})
                     : (i < ns ? -1 : 1);
         size_t i_end = i, j_end = j;
         if (c <= 0)
@@ -136,6 +141,7 @@ int sp_mpi_flows_pair(sp_mpi_end *sends, size_t ns, sp_mpi_end *recvs, size_t nr
                 int64_t id = (int64_t)++out->messages;
                 sends[i + k].start = id;
                 recvs[j + k].start = id;
+                recvs[j + k].bytes = sends[i + k].bytes; /* MPI_RECV's length */
             }
         } else {
             out->unpaired += (i_end - i) + (j_end - j);
@@ -171,7 +177,8 @@ int sp_mpi_flows_build(const sp_profile *p, const unsigned char *kept, sp_mpi_fl
     *out = (sp_mpi_flows){0};
     const int64_t *peer = p->extra[SP_EXTRA_MPI_PEER], *tag = p->extra[SP_EXTRA_MPI_TAG],
                   *comm = p->extra[SP_EXTRA_MPI_COMM], *source = p->extra[SP_EXTRA_MPI_SOURCE],
-                  *rtag = p->extra[SP_EXTRA_MPI_RECV_TAG];
+                  *rtag = p->extra[SP_EXTRA_MPI_RECV_TAG],
+                  *sent = p->extra[SP_EXTRA_MPI_SENT_BYTES];
     if (!peer || !tag || !comm || !source || !rtag)
         return 0;
     size_t n = p->num_events ? p->num_events : 1;
@@ -186,10 +193,11 @@ int sp_mpi_flows_build(const sp_profile *p, const unsigned char *kept, sp_mpi_fl
                 if ((kept && !kept[e]) || comm[e] < 0)
                     continue;
                 if (peer[e] >= 0 && tag[e] >= 0)
-                    sends[ns++] = (sp_mpi_end){row->rank, peer[e], tag[e], comm[e], p->start[e], e};
+                    sends[ns++] = (sp_mpi_end){row->rank, peer[e], tag[e], comm[e],
+                                               p->start[e], e, sent ? sent[e] : -1};
                 if (source[e] >= 0 && rtag[e] >= 0)
-                    recvs[nr++] =
-                        (sp_mpi_end){source[e], row->rank, rtag[e], comm[e], p->start[e], e};
+                    recvs[nr++] = (sp_mpi_end){source[e], row->rank, rtag[e], comm[e],
+                                               p->start[e], e, -1};
             }
         }
         rc = sp_mpi_flows_pair(sends, ns, recvs, nr, out);

@@ -23,6 +23,9 @@
 typedef struct sp_mpi_flow_end {
     uint64_t event;           /* index into the profile's event columns */
     uint64_t id;              /* message number, from 1 */
+    int64_t bytes;            /* the send's mpi_sent_bytes (a receive end:
+                                 its paired send's, for otf2's MPI_RECV);
+                                 -1 unknown */
     int send;                 /* 1: the send end, 0: the receive end */
 } sp_mpi_flow_end;
 
@@ -51,10 +54,12 @@ int sp_mpi_flows_build_selected(const sp_profile *p, const sp_selection *sel,
 void sp_mpi_flows_free(sp_mpi_flows *flows);
 
 /* One end of a message: its key (sender, receiver, tag, communicator),
- * its start (the order within the key) and its event. */
+ * its start (the order within the key), its event, and a send's sent
+ * bytes (-1 unknown; the pairing hands them to the receive's flow end). */
 typedef struct sp_mpi_end {
     int64_t src, dst, tag, comm, start;
     uint64_t event;
+    int64_t bytes;
 } sp_mpi_end;
 /* The pairing itself, for both paths: sends and receives (malloc'ed:
  * sorted in place by key, start, event, then freed, whatever the result)
@@ -70,8 +75,8 @@ void sp_sort_in_place(void *v, size_t n, size_t size, int (*cmp)(const void *, c
  * The exporter's first pass marks each call it keeps (one bit per event of
  * the rank file it is in); when the pass moves to another file, and at the
  * pairing, the marked file's rows of the selected ranks are read in
- * windows and each kept event that is a message end becomes a 48-byte
- * record (key, start, event) in one of two external sorts (ext_sort.h,
+ * windows and each kept event that is a message end becomes a 56-byte
+ * record (key, start, event, sent bytes) in one of two external sorts (ext_sort.h,
  * sends and receives, in the budget sp_flows_budget).  Under the budget
  * they are paired in memory by sp_mpi_flows_pair; past it by merging
  * the sorted runs (mpi_flows_external.c): the same ids, the flow ends in a
@@ -113,6 +118,10 @@ uint64_t sp_mpi_flows_stream_event(const sp_mpi_flows_stream *s, size_t row,
                                    uint64_t call_index);
 /* The call at `event` is kept by the export (called once per kept call). */
 void sp_mpi_flows_stream_keep(sp_mpi_flows_stream *s, uint64_t event);
+/* For an export whose own pass meets every kept call with its MPI columns
+ * (otf2): one end straight into the sorts, no marks.  A failure is kept
+ * for sp_mpi_flows_stream_pair to word; nothing when the run has no flows. */
+void sp_mpi_flows_stream_push(sp_mpi_flows_stream *s, const sp_mpi_end *end, int send);
 /* Pair the kept ends into *out (the candidates are released).  0, or 1
  * with why set (a column does not read, out of memory, or the temporary
  * file failed): nothing is written yet, the in-memory path may still do. */
@@ -124,9 +133,9 @@ const sp_mpi_flow_end *sp_mpi_flows_at(const sp_mpi_flows *flows, uint64_t e, si
 /* The ends of a call the stream hands over: rank, its start (call->start)
  * and its event.  From memory as sp_mpi_flows_at; from a file, lookups in
  * the stream's order (rank by rank, start ascending: every kept call of
- * chrome's writing pass and of perfetto's, at its enter) read the file
- * forward in windows; one that goes back seeks (a binary search).  Valid
- * until the next call. */
+ * chrome's writing pass and of perfetto's, otf2's receives, at the
+ * enter) read the file forward in windows; one that goes back seeks (a
+ * galloping search).  Valid until the next call. */
 const sp_mpi_flow_end *sp_mpi_flows_at_call(const sp_mpi_flows *flows, uint32_t rank,
                                             int64_t start, uint64_t e, size_t *count);
 
@@ -139,7 +148,7 @@ const sp_mpi_flow_end *sp_mpi_flows_at_call(const sp_mpi_flows *flows, uint32_t 
  * order the writers look calls up: rank, the call's start on the stream's
  * axis (its file's start minus the rank's clock offset, `offsets`), event;
  * into a temporary file read in windows (an eighth of the budget, 4 to
- * 4,096 ends of 32 bytes), unless they fit in it (then by event in memory,
+ * 4,096 ends of 40 bytes), unless they fit in it (then by event in memory,
  * as sp_mpi_flows_pair).  0, or -1 (out of memory, a temporary file
  * failed). */
 typedef struct sp_mpi_rank_offsets {

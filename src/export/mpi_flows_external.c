@@ -21,6 +21,7 @@ typedef struct ordered_end {
     int64_t start;            /* the call's start as the stream hands it */
     uint64_t event;
     uint64_t id;
+    int64_t bytes;            /* the send's sent bytes (both ends) */
 } ordered_end;
 
 struct sp_mpi_flows_file {
@@ -34,7 +35,7 @@ struct sp_mpi_flows_file {
     /* every record before `at` is before this lookup (the one that loaded
      * the window): a lookup not before it finds its ends from `at` on */
     ordered_end below;
-    uint64_t reads, seeks;    /* windows read; lookups that sought */           /* lookups that went back (or far) */
+    uint64_t reads, seeks;    /* windows read; lookups that went back (or far) */
     sp_mpi_flow_end found[2]; /* the ends handed out */
 };
 
@@ -140,8 +141,9 @@ static int64_t offset_of(const sp_mpi_rank_offsets *o, uint64_t rank)
     return o && lo < o->num && o->ranks[lo] == rank ? o->offsets[lo] : 0;
 }
 
-/* An end of the pairing, keyed as the writer meets its call. */
-static ordered_end ordered(const sp_mpi_end *e, int send, uint64_t id,
+/* An end of the pairing, keyed as the writer meets its call; bytes: its
+ * message's sent bytes. */
+static ordered_end ordered(const sp_mpi_end *e, int send, uint64_t id, int64_t bytes,
                            const sp_mpi_rank_offsets *o)
 {
     ordered_end r;
@@ -152,6 +154,7 @@ static ordered_end ordered(const sp_mpi_end *e, int send, uint64_t id,
     r.start = (int64_t)((uint64_t)e->start - (uint64_t)offset_of(o, r.rank));
     r.event = e->event;
     r.id = id;
+    r.bytes = bytes;
     return r;
 }
 
@@ -214,7 +217,9 @@ static int number_pairs(sp_ext_sort *sends, sp_ext_sort *recvs, const key *bad, 
             if (key_cmp(&ka, &k) != 0)
                 break;
             uint64_t id = ++out->messages;
-            ordered_end x = ordered(&a.head, 1, id, offsets), y = ordered(&b.head, 0, id, offsets);
+            int64_t sent = a.head.bytes; /* the receive's MPI_RECV length */
+            ordered_end x = ordered(&a.head, 1, id, sent, offsets),
+                        y = ordered(&b.head, 0, id, sent, offsets);
             if (sp_ext_sort_push(flows, &x) != 0 || sp_ext_sort_push(flows, &y) != 0)
                 return -1;
             advance(&a);
@@ -224,7 +229,7 @@ static int number_pairs(sp_ext_sort *sends, sp_ext_sort *recvs, const key *bad, 
     return sp_ext_sort_failed(sends) || sp_ext_sort_failed(recvs) ? -1 : 0;
 }
 
-/* Records per window of the file: an eighth of the budget, at most 128 KiB
+/* Records per window of the file: an eighth of the budget, at most 160 KiB
  * (the writers read it forward), at least 4 (an event's ends are at most 2,
  * and they always fit in one window). */
 static size_t window_records(size_t budget)
@@ -269,7 +274,7 @@ fail:
 }
 
 /* The records of the sort (in memory) as flow ends by event, as
- * sp_mpi_flows_pair leaves them: 24 bytes written over 32, in place. */
+ * sp_mpi_flows_pair leaves them: 32 bytes written over 40, in place. */
 static sp_mpi_flow_end *to_flow_ends(ordered_end *v, size_t n)
 {
     char *base = (char *)v;
@@ -280,6 +285,7 @@ static sp_mpi_flow_end *to_flow_ends(ordered_end *v, size_t n)
         memset(&f, 0, sizeof f);
         f.event = r.event;
         f.id = r.id;
+        f.bytes = r.bytes;
         f.send = (int)r.send;
         memcpy(base + i * sizeof f, &f, sizeof f);
     }
@@ -470,6 +476,7 @@ const sp_mpi_flow_end *sp_mpi_flows_file_at(sp_mpi_flows_file *f, uint32_t rank,
             sp_mpi_flow_end *out = &f->found[(*count)++];
             out->event = f->window[i].event;
             out->id = f->window[i].id;
+            out->bytes = f->window[i].bytes;
             out->send = (int)f->window[i].send;
         }
         return f->found;

@@ -13,7 +13,8 @@
 
 enum { WINDOW = 16384 };
 
-/* The columns a message end needs; sent and received bytes are not. */
+/* The columns a message end needs; sent and received bytes are not (the
+ * chrome and perfetto flows have no length: an end's bytes stay -1). */
 static const int flow_columns[5] = {SP_EXTRA_MPI_COMM, SP_EXTRA_MPI_PEER, SP_EXTRA_MPI_TAG,
                                     SP_EXTRA_MPI_SOURCE, SP_EXTRA_MPI_RECV_TAG};
 
@@ -107,8 +108,8 @@ static int row_ends(sp_mpi_flows_stream *s, reading *rd, size_t r, char *why, si
             if (!is_kept(s, pos + i))
                 continue;
             uint64_t e = s->file_base[file] + pos + i;
-            sp_mpi_end send = {row->rank, peer[i], tag[i], comm[i], start[i], e};
-            sp_mpi_end recv = {source[i], row->rank, rtag[i], comm[i], start[i], e};
+            sp_mpi_end send = {row->rank, peer[i], tag[i], comm[i], start[i], e, -1};
+            sp_mpi_end recv = {source[i], row->rank, rtag[i], comm[i], start[i], e, -1};
             if (peer[i] >= 0 && tag[i] >= 0 && sp_ext_sort_push(s->sends, &send) < 0)
                 return -1;
             if (source[i] >= 0 && rtag[i] >= 0 && sp_ext_sort_push(s->recvs, &recv) < 0)
@@ -296,6 +297,15 @@ void sp_mpi_flows_stream_keep(sp_mpi_flows_stream *s, uint64_t event)
         s->lo = pos;
     if (pos > s->hi)
         s->hi = pos;
+}
+
+void sp_mpi_flows_stream_push(sp_mpi_flows_stream *s, const sp_mpi_end *end, int send)
+{
+    if (!s->on || s->failed)
+        return;
+    int rc = sp_ext_sort_push(send ? s->sends : s->recvs, end);
+    if (rc != 0)
+        fail(s, rc);
 }
 
 int sp_mpi_flows_stream_pair(sp_mpi_flows_stream *s, sp_mpi_flows *out)

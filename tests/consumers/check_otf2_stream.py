@@ -17,8 +17,8 @@ import os
 import shutil
 import subprocess
 
-from common import (HERE, MPI_LAUNCHERS, SCOPEPROF, fail, mpi_calls_run, scattered_input,
-                    stream_inputs, workdir)
+from common import (HERE, MPI_LAUNCHERS, SCOPEPROF, archive_bytes, fail, mpi_calls_run,
+                    scattered_input, stream_inputs, workdir)
 
 d = workdir("otf2-stream")
 if os.environ.get("SCOPEPROF_HAVE_OTF2") != "1":
@@ -31,18 +31,6 @@ STREAMED = set()
 VARIANTS = ([], ["--include", "solve|setup|outer"], ["--min-duration", "0.000000002"],
             ["--lanes=MainThread"], ["--ranks", "1"], ["--exclude", "main"],
             ["--include", "nothing-matches"])
-
-
-def archive_bytes(archive):
-    """Every file of the archive but the anchor (its trace id is random)."""
-    got = {}
-    for root, _, names in os.walk(archive):
-        for n in names:
-            path = os.path.join(root, n)
-            if os.path.relpath(path, archive) != "traces.otf2":
-                with open(path, "rb") as f:
-                    got[os.path.relpath(path, archive)] = f.read()
-    return got
 
 
 def printed(archive):

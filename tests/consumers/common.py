@@ -260,3 +260,16 @@ def mpi_calls_run(d, family):
     if len(files) != MPI_CALLS_RANKS:
         fail(f"{family}: {len(files)} rank files")
     return files
+
+
+def archive_bytes(archive):
+    """Every file of an OTF2 archive but the anchor (its trace id is
+    random), by path within the archive."""
+    got = {}
+    for root, _, names in os.walk(archive):
+        for n in names:
+            path = os.path.join(root, n)
+            if os.path.relpath(path, archive) != "traces.otf2":
+                with open(path, "rb") as f:
+                    got[os.path.relpath(path, archive)] = f.read()
+    return got

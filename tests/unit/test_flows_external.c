@@ -1,7 +1,9 @@
 /* test_flows_external.c - the external sort (src/export/ext_sort.h) and
  * the pairing past the budget (mpi_flows_external.c): the same order as a
  * sort in memory, and the same message ids, counts and ends as
- * sp_mpi_flows_pair, with budgets that make many runs, one, or none. */
+ * sp_mpi_flows_pair, with budgets that make many runs, one, or none; a
+ * receive's flow end carries its paired send's sent bytes (otf2's
+ * MPI_RECV length) on both paths. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <stdint.h>
@@ -126,6 +128,12 @@ typedef struct call {
     uint64_t shuffle;
 } call;
 
+/* The sent bytes of the send at event e (receives: -1, unknown). */
+static int64_t sent_at(uint64_t e)
+{
+    return (int64_t)(7 * e + 3);
+}
+
 /* Random ends over few keys (so keys repeat), some keys short of a
  * receive, every fifth pair of calls two MPI_Sendrecv (an event with two
  * ends): pair them in memory and externally.  calls[2n]: each event's. */
@@ -142,19 +150,21 @@ static void random_ends(uint64_t seed, size_t n, sp_mpi_end **sends, size_t *ns,
         calls[2 * e + 1] = (call){(uint32_t)dst, start + 5, 2 * e + 1, lcg(&seed)};
         if (e % 5 == 0) {
             /* src and dst exchange with tag 9: each call sends and receives */
-            (*sends)[(*ns)++] = (sp_mpi_end){src, dst, 9, 0, start, 2 * e};
-            (*recvs)[(*nr)++] = (sp_mpi_end){dst, src, 9, 0, start, 2 * e};
-            (*sends)[(*ns)++] = (sp_mpi_end){dst, src, 9, 0, start + 5, 2 * e + 1};
-            (*recvs)[(*nr)++] = (sp_mpi_end){src, dst, 9, 0, start + 5, 2 * e + 1};
+            (*sends)[(*ns)++] = (sp_mpi_end){src, dst, 9, 0, start, 2 * e, sent_at(2 * e)};
+            (*recvs)[(*nr)++] = (sp_mpi_end){dst, src, 9, 0, start, 2 * e, -1};
+            (*sends)[(*ns)++] =
+                (sp_mpi_end){dst, src, 9, 0, start + 5, 2 * e + 1, sent_at(2 * e + 1)};
+            (*recvs)[(*nr)++] = (sp_mpi_end){src, dst, 9, 0, start + 5, 2 * e + 1, -1};
             continue;
         }
-        sp_mpi_end x = {src, dst, tag, 0, start, 2 * e};
+        sp_mpi_end x = {src, dst, tag, 0, start, 2 * e, sent_at(2 * e)};
         (*sends)[(*ns)++] = x;
         /* the receive, at a later event, except for key (1, 2, 0) now and
          * then: that key's counts differ */
         if (!(src == 1 && dst == 2 && tag == 0 && lcg(&seed) % 7 == 0)) {
             x.event = 2 * e + 1;
             x.start += 5;
+            x.bytes = -1;
             (*recvs)[(*nr)++] = x;
         }
     }
@@ -186,6 +196,18 @@ static int in_stream_order(const void *a, const void *b)
 static const uint32_t offset_ranks[] = {0, 1, 2, 3};
 static const int64_t offsets[] = {0, 1000, -7, 5};
 
+/* Per message id, the event of its send (from the in-memory ends). */
+static uint64_t *send_of_message;
+
+/* A flow end's bytes: a send's own, a receive's its paired send's. */
+static void expect_bytes(const sp_mpi_flow_end *f, const char *what)
+{
+    int64_t want = sent_at(f->send ? f->event : send_of_message[f->id]);
+    cr_assert_eq(f->bytes, want, "%s: %s end of event %llu (message %llu): %lld bytes, want %lld",
+                 what, f->send ? "send" : "receive", (unsigned long long)f->event,
+                 (unsigned long long)f->id, (long long)f->bytes, (long long)want);
+}
+
 /* Every call looked up in `calls` order: what the in-memory lookup gives. */
 static void expect_lookups(const sp_mpi_flows *want, const sp_mpi_flows *got, const call *calls,
                            size_t n, const char *what)
@@ -202,6 +224,7 @@ static void expect_lookups(const sp_mpi_flows *want, const sp_mpi_flows *got, co
                          (unsigned long long)calls[k].event);
             cr_assert_eq(fg[i].send, fw[i].send);
             cr_assert_eq(fg[i].event, fw[i].event);
+            expect_bytes(&fg[i], what);
         }
     }
 }
@@ -224,12 +247,18 @@ Test(flows_external, pairs_as_in_memory)
     for (size_t i = 0; i + 1 < want.num_ends; i++)
         both += want.ends[i].event == want.ends[i + 1].event;
     cr_assert_gt(both, 100, "the test needs events with two ends");
+    send_of_message = calloc(want.messages + 1, sizeof *send_of_message);
+    for (size_t i = 0; i < want.num_ends; i++)
+        if (want.ends[i].send)
+            send_of_message[want.ends[i].id] = want.ends[i].event;
+    for (size_t i = 0; i < want.num_ends; i++)
+        expect_bytes(&want.ends[i], "in memory");
     uint64_t seed = 5;
     /* the stream's start: the file's minus the rank's clock offset */
     for (size_t i = 0; i < 2 * n; i++)
         calls[i].start -= offsets[calls[i].rank];
     sp_mpi_rank_offsets by_rank = {offset_ranks, offsets, 4};
-    /* budgets: everything spilled and windows of 4 ends, of 16 ends, the
+    /* budgets: everything spilled and windows of 4 ends, of 12 ends, the
      * pairing spilled and the flow ends in memory */
     const size_t budgets[] = {1, 4096, 400000};
     for (size_t b = 0; b < sizeof budgets / sizeof *budgets; b++) {
@@ -252,7 +281,7 @@ Test(flows_external, pairs_as_in_memory)
         cr_assert_eq(got.file != NULL, b < 2, "budget %zu", budgets[b]);
         if (got.file) {
             size_t window = sp_mpi_flows_file_window(got.file);
-            cr_expect_eq(window, b == 0 ? 4 : 16);
+            cr_expect_eq(window, b == 0 ? 4 : 12); /* 4096 / 8 / 40 bytes */
             cr_assert_gt(got.num_ends, 100 * window, "the ends span many windows");
         }
         /* the writers' order, exactly: read forward, never back */
@@ -277,6 +306,7 @@ Test(flows_external, pairs_as_in_memory)
         sp_mpi_flows_free(&got);
     }
     sp_mpi_flows_free(&want);
+    free(send_of_message);
     free(calls);
     free(sends);
     free(recvs);
