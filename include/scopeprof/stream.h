@@ -143,6 +143,12 @@ typedef struct sp_rank_stream_info {
      * them (the skeleton has none when the file stores no statistics). */
     size_t num_rows;
     int64_t (*row_durations)[3];
+    /* A scattered rank (rank_stream.c, docs/stream.md "Scattered ranks"):
+     * the sorted runs written to its temporary file (0: none, the rank
+     * sorted in one block or merged in windows), whether it was replayed
+     * from memory instead (no temporary file could be made). */
+    size_t sorted_runs;
+    int replayed;
 } sp_rank_stream_info;
 void sp_rank_stream_info_free(sp_rank_stream_info *info);
 
