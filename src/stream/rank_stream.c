@@ -1229,7 +1229,11 @@ static int external_sort(stream_state *st, const char *path)
     free(so.io);
     free(so.run_end);
     free(so.readers);
-    if (rc == 3) {
+    if (rc == 3 && st->forks && st->shape->has_fork) {
+        /* the graft (graft_stream.c) takes the calls nested only: the
+         * caller's in-memory path takes the rank */
+        rc = give_up(st, "no temporary file for the sort of a scattered rank with fork edges");
+    } else if (rc == 3) {
         /* nothing was visited yet (the first block was full) */
         if (tracing())
             fprintf(stderr, "scopeprof: rank %u: no temporary file for the sort (%s): "
