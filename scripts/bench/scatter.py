@@ -7,7 +7,11 @@ set to their new first and last calls.  Such a rank is "scattered" for
 the streamed reader (docs/stream.md, "Scattered ranks"): the tests and
 scripts/bench/scattered make their files with it.
 
-Usage: scatter.py IN.h5 OUT.h5 [--shuffle] [--seed S]
+With --blocks L the rows are cut in stretches of L calls kept in order,
+the stretches stored last first: runs of L calls (the threshold's measure
+in scripts/bench/scattered).
+
+Usage: scatter.py IN.h5 OUT.h5 [--shuffle] [--seed S] [--blocks L]
 """
 import shutil
 import sys
@@ -18,6 +22,7 @@ import numpy as np
 src, dst = sys.argv[1], sys.argv[2]
 shuffle = "--shuffle" in sys.argv[3:]
 seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 1
+blocks = int(sys.argv[sys.argv.index("--blocks") + 1]) if "--blocks" in sys.argv else 1
 rng = np.random.default_rng(seed)
 shutil.copyfile(src, dst)
 with h5py.File(dst, "r+") as f:
@@ -34,6 +39,9 @@ with h5py.File(dst, "r+") as f:
         if n < 2:
             continue
         order = rng.permutation(n) if shuffle else np.arange(n)[::-1]
+        if blocks > 1 and not shuffle:
+            cuts = np.arange(0, n, blocks)[::-1]
+            order = np.concatenate([np.arange(c, min(c + blocks, n)) for c in cuts])
         sl = slice(o, o + n)
         s = np.cumsum(columns[first_col][sl]) if deltas else columns[first_col][sl]
         s = s[order]

@@ -936,7 +936,7 @@ static int replay_in_memory(stream_state *st, const char *path)
 /* Natural runs from which the sort is taken instead of the windows' merge,
  * when they are short on average (scripts/bench/scattered, docs/stream.md). */
 #define SORT_RUNS 4096
-#define SORT_RUN_LENGTH 64
+#define SORT_RUN_LENGTH 32
 
 /* Words of a record before the columns read: start, end, index, slot. */
 #define REC_HEAD (EV_SLOT + 1)
