@@ -956,6 +956,45 @@ static int cmp_key(const void *a, const void *b)
     return (x->at > y->at) - (x->at < y->at);
 }
 
+/* The block's keys in merge order: a stable radix sort on the start (the
+ * bits in which the starts differ, 11 at a time, through `spare`), then
+ * each stretch of equal starts sorted by end descending and file order. */
+#define RADIX_BITS 11
+static void sort_keys(sort_key *keys, sort_key *spare, size_t n)
+{
+    if (n < 2)
+        return;
+    int64_t lo = keys[0].start, hi = keys[0].start;
+    for (size_t i = 1; i < n; i++) {
+        lo = keys[i].start < lo ? keys[i].start : lo;
+        hi = keys[i].start > hi ? keys[i].start : hi;
+    }
+    uint64_t range = (uint64_t)hi - (uint64_t)lo;
+    sort_key *from = keys, *to = spare;
+    for (int shift = 0; shift < 64 && range >> shift; shift += RADIX_BITS) {
+        size_t count[(1 << RADIX_BITS) + 1] = {0};
+        for (size_t i = 0; i < n; i++)
+            count[(((uint64_t)from[i].start - (uint64_t)lo) >> shift & ((1 << RADIX_BITS) - 1)) +
+                  1]++;
+        for (size_t d = 1; d <= (1 << RADIX_BITS); d++)
+            count[d] += count[d - 1];
+        for (size_t i = 0; i < n; i++)
+            to[count[((uint64_t)from[i].start - (uint64_t)lo) >> shift &
+                     ((1 << RADIX_BITS) - 1)]++] = from[i];
+        sort_key *t = from;
+        from = to;
+        to = t;
+    }
+    if (from != keys)
+        memcpy(keys, from, n * sizeof *keys);
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && keys[j].start == keys[i].start;)
+            j++;
+        if (j - i > 1)
+            qsort(keys + i, j - i, sizeof *keys, cmp_key);
+    }
+}
+
 typedef struct run_reader {
     uint64_t next, end;       /* records of the run in the file */
     int64_t *buf;
@@ -967,7 +1006,7 @@ typedef struct sorter {
     size_t fields[EV_N];      /* event words a record carries after its head */
     size_t num_fields, words; /* words = REC_HEAD + num_fields */
     int64_t *recs;
-    sort_key *keys;
+    sort_key *keys, *spare;   /* spare: the radix sort's other half */
     size_t n, cap;            /* records in the block, its capacity */
     uint64_t written;         /* records in the file */
     uint64_t *run_end;        /* records in the file at the end of each run */
@@ -1045,7 +1084,7 @@ static int write_run(stream_state *st, sorter *so)
         so->run_end = grown;
         so->runs_cap = cap;
     }
-    qsort(so->keys, so->n, sizeof *so->keys, cmp_key);
+    sort_keys(so->keys, so->spare, so->n);
     size_t rec_bytes = so->words * sizeof(int64_t), per_io = SORT_IO / rec_bytes, staged = 0;
     for (size_t i = 0; i < so->n; i++) {
         memcpy(so->io + staged * so->words, so->recs + so->keys[i].at * so->words, rec_bytes);
@@ -1193,20 +1232,21 @@ static int external_sort(stream_state *st, const char *path)
         cursor_windows(st, &st->cursors[0], st->window, &next);
         record_fields(st, &so);
         size_t rec_bytes = so.words * sizeof(int64_t);
-        so.cap = so.block / (rec_bytes + sizeof(sort_key));
+        so.cap = so.block / (rec_bytes + 2 * sizeof(sort_key));
         if (so.cap < 16)
             so.cap = 16;
         so.recs = malloc(so.cap * rec_bytes);
         so.keys = malloc(so.cap * sizeof *so.keys);
+        so.spare = malloc(so.cap * sizeof *so.spare);
         so.io = malloc(SORT_IO > rec_bytes ? SORT_IO : rec_bytes);
-        if (!so.recs || !so.keys || !so.io)
+        if (!so.recs || !so.keys || !so.spare || !so.io)
             rc = give_up(st, "out of memory");
     }
     if (rc == 0)
         rc = gather(st, &so);
     if (rc == 0 && !so.num_runs) {
         /* the rank fits one block: visited from it */
-        qsort(so.keys, so.n, sizeof *so.keys, cmp_key);
+        sort_keys(so.keys, so.spare, so.n);
         for (size_t i = 0; rc == 0 && i < so.n; i++) {
             event ev;
             unpack(&so, so.recs + so.keys[i].at * so.words, &ev);
@@ -1217,7 +1257,8 @@ static int external_sort(stream_state *st, const char *path)
     } else if (rc == 0) {
         rc = so.n ? write_run(st, &so) : 0;
         free(so.keys);
-        so.keys = NULL;
+        free(so.spare);
+        so.keys = so.spare = NULL;
         if (rc == 0)
             rc = merge_sorted(st, &so);
     }
@@ -1226,6 +1267,7 @@ static int external_sort(stream_state *st, const char *path)
         close(so.fd);
     free(so.recs);
     free(so.keys);
+    free(so.spare);
     free(so.io);
     free(so.run_end);
     free(so.readers);
