@@ -201,16 +201,17 @@ static void shuffle(size_t *order, size_t n, uint64_t seed)
     }
 }
 
-/* Two lanes of outer > mid > 2 leaves, a zero-length tick at the first
- * leaf's start and a call as long as the second leaf (the tie rules), each
- * row stored reversed or shuffled: far out of time order. */
+/* Two lanes of outer > mid > 2 leaves, and a row stored first with a
+ * zero-length tick at outer's start and a call as long as the second leaf
+ * (the tie rules: end descending, then file order), each row stored
+ * reversed or shuffled: far out of time order. */
 static sp_profile *scattered_lanes(size_t groups, int shuffled)
 {
-    static const char *const names[] = {"outer", "mid", "leaf", "tick"};
-    static const int64_t rel[4][2][2] = {{{0, 900}, {0, 900}},
+    static const char *const names[] = {"tick", "outer", "mid", "leaf"};
+    static const int64_t rel[4][2][2] = {{{0, 0}, {400, 800}},
+                                         {{0, 900}, {0, 900}},
                                          {{10, 890}, {10, 890}},
-                                         {{20, 300}, {400, 800}},
-                                         {{20, 20}, {400, 800}}};
+                                         {{20, 300}, {400, 800}}};
     size_t n = 2 * 2 * groups;
     int64_t *s = malloc(n * sizeof *s), *e = malloc(n * sizeof *e);
     int64_t *th = malloc(4 * n * sizeof *th);
@@ -283,7 +284,7 @@ Test(rank_stream, scattered_calls_that_do_not_nest_are_refused)
      * in several runs */
     setenv("SCOPEPROF_SORT_BLOCK", "4K", 1);
     sp_profile *p = scattered_lanes(5000, 1);
-    const sp_row *leaf = &p->rows[2];
+    const sp_row *leaf = &p->rows[3];
     for (uint64_t j = 0; j < leaf->count; j++)
         if (p->start[leaf->offset + j] == 2500 * 1000 + 400 + 7 &&
             p->thread_ids[leaf->offset + j] == 1)
@@ -298,7 +299,7 @@ Test(rank_stream, a_scattered_rank_that_does_not_nest_is_read_to_its_end)
      * durations from every event, the rank sorted in several runs */
     setenv("SCOPEPROF_SORT_BLOCK", "4K", 1);
     sp_profile *p = scattered_lanes(5000, 0);
-    const sp_row *leaf = &p->rows[2];
+    const sp_row *leaf = &p->rows[3];
     for (uint64_t j = 0; j < leaf->count; j++)
         if (p->start[leaf->offset + j] == 1200 * 1000 + 20 && p->thread_ids[leaf->offset + j] == 0)
             p->end[leaf->offset + j] += 5000;
