@@ -1010,7 +1010,7 @@ typedef struct sorter {
     size_t n, cap;            /* records in the block, its capacity */
     uint64_t written;         /* records in the file */
     uint64_t *run_end;        /* records in the file at the end of each run */
-    size_t num_runs, runs_cap;
+    size_t num_runs;
     run_reader *readers;
     size_t per_run;           /* records a reader's buffer holds */
     int64_t *io;
@@ -1075,14 +1075,6 @@ static int write_run(stream_state *st, sorter *so)
             so->open_errno = errno;
             return 3;
         }
-    }
-    if (so->num_runs == so->runs_cap) {
-        size_t cap = so->runs_cap ? 2 * so->runs_cap : 16;
-        uint64_t *grown = realloc(so->run_end, cap * sizeof *grown);
-        if (!grown)
-            return give_up(st, "out of memory");
-        so->run_end = grown;
-        so->runs_cap = cap;
     }
     sort_keys(so->keys, so->spare, so->n);
     size_t rec_bytes = so->words * sizeof(int64_t), per_io = SORT_IO / rec_bytes, staged = 0;
@@ -1239,7 +1231,11 @@ static int external_sort(stream_state *st, const char *path)
         so.keys = malloc(so.cap * sizeof *so.keys);
         so.spare = malloc(so.cap * sizeof *so.spare);
         so.io = malloc(SORT_IO > rec_bytes ? SORT_IO : rec_bytes);
-        if (!so.recs || !so.keys || !so.spare || !so.io)
+        uint64_t calls = 0;
+        for (size_t r = 0; r < st->num_checks; r++)
+            calls += st->checks[r].row->count;
+        so.run_end = malloc((size_t)(calls / so.cap + 1) * sizeof *so.run_end);
+        if (!so.recs || !so.keys || !so.spare || !so.io || !so.run_end)
             rc = give_up(st, "out of memory");
     }
     if (rc == 0)

@@ -278,17 +278,22 @@ Test(rank_stream, without_a_temporary_file_a_scattered_rank_is_replayed)
     unsetenv("TMPDIR");
 }
 
+/* The leaf of scattered_lanes starting at `start` on `lane` made longer. */
+static void stretch_leaf(sp_profile *p, int64_t start, int64_t lane, int64_t by)
+{
+    const sp_row *leaf = &p->rows[3];
+    for (uint64_t j = 0; j < leaf->count; j++)
+        if (p->start[leaf->offset + j] == start && p->thread_ids[leaf->offset + j] == lane)
+            p->end[leaf->offset + j] += by;
+}
+
 Test(rank_stream, scattered_calls_that_do_not_nest_are_refused)
 {
     /* one leaf moved to cross its parent's end, in a shuffled rank sorted
      * in several runs */
     setenv("SCOPEPROF_SORT_BLOCK", "4K", 1);
     sp_profile *p = scattered_lanes(5000, 1);
-    const sp_row *leaf = &p->rows[3];
-    for (uint64_t j = 0; j < leaf->count; j++)
-        if (p->start[leaf->offset + j] == 2500 * 1000 + 400 + 7 &&
-            p->thread_ids[leaf->offset + j] == 1)
-            p->end[leaf->offset + j] += 600; /* past mid's end */
+    stretch_leaf(p, 2500 * 1000 + 400 + 7, 1, 600); /* past mid's end */
     cr_assert_eq(stream_matches_memory(p, "crossing"), 1);
     unsetenv("SCOPEPROF_SORT_BLOCK");
 }
@@ -299,10 +304,7 @@ Test(rank_stream, a_scattered_rank_that_does_not_nest_is_read_to_its_end)
      * durations from every event, the rank sorted in several runs */
     setenv("SCOPEPROF_SORT_BLOCK", "4K", 1);
     sp_profile *p = scattered_lanes(5000, 0);
-    const sp_row *leaf = &p->rows[3];
-    for (uint64_t j = 0; j < leaf->count; j++)
-        if (p->start[leaf->offset + j] == 1200 * 1000 + 20 && p->thread_ids[leaf->offset + j] == 0)
-            p->end[leaf->offset + j] += 5000;
+    stretch_leaf(p, 1200 * 1000 + 20, 0, 5000);
     int64_t want[4][3];
     for (size_t r = 0; r < 4; r++) {
         const sp_row *row = &p->rows[r];
