@@ -7,9 +7,12 @@
  * longer first).  Pass 2 merges the runs through a heap keyed by (start,
  * end descending, run order); runs follow the file order, so ties keep it,
  * exactly the stable sort of spec §5.2.  Every run reads through its own
- * window.  Every check the in-memory reader and reconstruction make on
- * events is made on the way; a failure returns 1 and the caller redoes the
- * work in memory, which words the message. */
+ * window.  A scattered rank (too many runs, or many short ones) is sorted
+ * externally instead: blocks of calls sorted into a temporary file, the
+ * sorted runs merged the same way (external_sort).  Every check the
+ * in-memory reader and reconstruction make on events is made on the way; a
+ * failure returns 1 and the caller redoes the work in memory, which words
+ * the message. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
