@@ -143,12 +143,19 @@ typedef struct sp_rank_stream_info {
      * them (the skeleton has none when the file stores no statistics). */
     size_t num_rows;
     int64_t (*row_durations)[3];
+    /* A scattered rank (rank_stream.c, docs/stream.md "Scattered ranks"):
+     * the sorted runs written to its temporary file (0: none, the rank
+     * sorted in one block or merged in windows), whether it was replayed
+     * from memory instead (no temporary file could be made). */
+    size_t sorted_runs;
+    int replayed;
 } sp_rank_stream_info;
 void sp_rank_stream_info_free(sp_rank_stream_info *info);
 
 /* Stream one rank.  Returns 0; 1 when the rank cannot be streamed the way
  * the in-memory path reads it (a problem the reader reports, calls that do
- * not nest, stored ids that disagree, too many runs: `why` says which; the
+ * not nest, stored ids that disagree, a scattered rank with fork edges and
+ * no temporary file for its sort: `why` says which; the
  * caller then uses the in-memory path, which gives the exact message);
  * -1 when the visitor failed.  The visitor may have seen calls before a 1. */
 int sp_stream_rank(const sp_run_source *src, uint32_t rank, int64_t clock_offset,

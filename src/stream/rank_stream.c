@@ -7,16 +7,22 @@
  * longer first).  Pass 2 merges the runs through a heap keyed by (start,
  * end descending, run order); runs follow the file order, so ties keep it,
  * exactly the stable sort of spec §5.2.  Every run reads through its own
- * window.  Every check the in-memory reader and reconstruction make on
- * events is made on the way; a failure returns 1 and the caller redoes the
- * work in memory, which words the message. */
+ * window.  A scattered rank (too many runs, or many short ones) is sorted
+ * externally instead: blocks of calls sorted into a temporary file, the
+ * sorted runs merged the same way (external_sort).  Every check the
+ * in-memory reader and reconstruction make on events is made on the way; a
+ * failure returns 1 and the caller redoes the work in memory, which words
+ * the message. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "scopeprof/analysis.h"
 #include "scopeprof/callstack.h"
 #include "scopeprof/stream.h"
+#include "model/temp_file.h"
 
 /* Memory allowed for the runs of one rank (windows, records, cursors, heap)
  * before handing the rank to the in-memory path. */
@@ -33,8 +39,6 @@
 typedef struct run {
     uint64_t begin, end;      /* event positions in the file */
     uint64_t row_offset;      /* first event of the run's row */
-    uint32_t region;
-    int omp_parallel;         /* region is "omp parallel" (thread busy time) */
     size_t slot;              /* the row's entry in stream_state.checks */
     int64_t first_start;      /* decoded absolute start of event `begin` */
     int64_t last_start;       /* pass 1: start of the last event seen */
@@ -52,6 +56,23 @@ typedef struct cursor {
     int64_t *acol;            /* sp_stream_rank_mpi: events/await_ns */
     int64_t start, end;       /* of event pos (decoded) */
 } cursor;
+
+/* One call as read, whichever way: its decoded times (the file's clock),
+ * where it sits, its other columns (-1 where not read, await_ns 0). */
+enum {
+    EV_START,
+    EV_END,
+    EV_INDEX,                 /* call index in its row */
+    EV_SLOT,                  /* its row's entry in stream_state.checks */
+    EV_COL,                   /* + SP_H5_COL_* (GPU, call, parent, thread, task) */
+    EV_XCOL = EV_COL + SP_H5_COL_N, /* + SP_EXTRA_* */
+    EV_FORK = EV_XCOL + SP_EXTRA_N,
+    EV_AWAIT,
+    EV_N
+};
+typedef struct event {
+    int64_t v[EV_N];
+} event;
 
 typedef struct open_call {
     sp_stream_call call;
@@ -103,7 +124,7 @@ typedef struct stream_state {
     char *why;
     size_t whylen;
     int visitor_failed;
-    int scattered;            /* too many runs: replayed from memory */
+    int scattered;            /* too many runs: sorted (external_sort) */
     /* rows_on_crossing: the first crossing, worded; the rest only checked */
     int crossed;
     char crossing[1024];
@@ -195,9 +216,7 @@ static int scan_row(stream_state *st, const sp_row *row, size_t slot, int64_t *b
 {
     const sp_h5_event_shape *sh = st->shape;
     int64_t *raw_s = buf, *raw_e = buf + st->window;
-    const char *name = st->src->profile->names[row->region];
-    run cur = {.row_offset = row->offset, .region = row->region, .slot = slot,
-               .omp_parallel = !strcmp(name, "omp parallel")};
+    run cur = {.row_offset = row->offset, .slot = slot};
     int64_t prev_s = 0, prev_e = 0;
     uint64_t end = row->offset + row->count;
     for (uint64_t pos = row->offset; pos < end;) {
@@ -255,6 +274,7 @@ static int scan_row(stream_state *st, const sp_row *row, size_t slot, int64_t *b
  * merge order (none of them depends on it). */
 struct row_check {
     const sp_row *row;
+    int omp_parallel;         /* region is "omp parallel" (thread busy time) */
     int started;
     int64_t total, minimum, maximum, start_minimum, end_maximum;
     uint64_t gpu_count;
@@ -325,6 +345,24 @@ static void cursor_decode(stream_state *st, size_t k)
     c->end = st->shape->deltas ? wrap_add(s, c->col[SP_H5_COL_SECOND][i])
                                : c->col[SP_H5_COL_SECOND][i];
     c->prev_start = s;
+}
+
+/* The call at c->pos (decoded). */
+static void event_at(const stream_state *st, size_t k, event *ev)
+{
+    const cursor *c = &st->cursors[k];
+    const run *r = &st->runs[k];
+    size_t i = (size_t)(c->pos - c->base);
+    ev->v[EV_START] = c->start;
+    ev->v[EV_END] = c->end;
+    ev->v[EV_INDEX] = (int64_t)(c->pos - r->row_offset);
+    ev->v[EV_SLOT] = (int64_t)r->slot;
+    for (int col = SP_H5_COL_SECOND + 1; col < SP_H5_COL_N; col++)
+        ev->v[EV_COL + col] = c->col[col] ? c->col[col][i] : -1;
+    for (int x = 0; x < SP_EXTRA_N; x++)
+        ev->v[EV_XCOL + x] = c->xcol[x] ? c->xcol[x][i] : -1;
+    ev->v[EV_FORK] = c->fcol ? c->fcol[i] : -1;
+    ev->v[EV_AWAIT] = c->acol ? c->acol[i] : 0;
 }
 
 /* Heap entries carry their keys: the merge compares them once per call. */
@@ -465,12 +503,11 @@ static int parents_are_calls(const stream_state *st)
 }
 
 /* The first crossing: worded as sp_calls_build words it. */
-static void note_crossing(stream_state *st, const run *r, const cursor *c,
-                          const open_call *outer)
+static void note_crossing(stream_state *st, const event *ev, const open_call *outer)
 {
     const sp_profile *p = st->src->profile;
-    sp_call_ref in = {r->region, c->pos - r->row_offset, c->start - st->offset,
-                      c->end - st->offset};
+    sp_call_ref in = {st->checks[ev->v[EV_SLOT]].row->region, (uint64_t)ev->v[EV_INDEX],
+                      ev->v[EV_START] - st->offset, ev->v[EV_END] - st->offset};
     sp_call_ref out = {outer->call.region, outer->call.call_index, outer->call.start,
                        outer->call.end};
     sp_calls_nesting_message(st->crossing, sizeof st->crossing, (const char *const *)p->names,
@@ -506,31 +543,29 @@ static int count_thread(stream_state *st, int64_t t, int64_t busy)
 }
 
 /* One call, in reconstruction order. */
-static int visit(stream_state *st, size_t k)
+static int visit(stream_state *st, const event *ev)
 {
     const sp_h5_event_shape *sh = st->shape;
-    cursor *c = &st->cursors[k];
-    const run *r = &st->runs[k];
-    size_t i = (size_t)(c->pos - c->base);
-    int64_t thread = sh->has[SP_H5_COL_THREAD] ? c->col[SP_H5_COL_THREAD][i] : -1;
-    int64_t task = sh->has[SP_H5_COL_TASK] ? c->col[SP_H5_COL_TASK][i] : -1;
+    const row_check *row = &st->checks[ev->v[EV_SLOT]];
+    int64_t s = ev->v[EV_START], e = ev->v[EV_END];
+    int64_t thread = ev->v[EV_COL + SP_H5_COL_THREAD];
+    int64_t task = ev->v[EV_COL + SP_H5_COL_TASK];
     int64_t position = st->position++;
-    int64_t call_id = sh->has[SP_H5_COL_CALL] ? c->col[SP_H5_COL_CALL][i]
+    int64_t call_id = sh->has[SP_H5_COL_CALL] ? ev->v[EV_COL + SP_H5_COL_CALL]
                       : st->forks                ? position
                                                  : -1;
-    int64_t parent_id = sh->has[SP_H5_COL_PARENT] ? c->col[SP_H5_COL_PARENT][i] : -1;
+    int64_t parent_id = ev->v[EV_COL + SP_H5_COL_PARENT];
     const sp_profile *p = st->src->profile;
-    if (c->end < c->start)
+    if (e < s)
         return give_up(st, "a recorded call ends before it starts");
     if (st->opt.event)
-        st->opt.event(st->opt.event_ctx, c->start, c->end);
-    if (c->start - st->offset < st->info->first_start)
-        st->info->first_start = c->start - st->offset;
-    if (c->end - st->offset > st->info->last_end)
-        st->info->last_end = c->end - st->offset;
+        st->opt.event(st->opt.event_ctx, s, e);
+    if (s - st->offset < st->info->first_start)
+        st->info->first_start = s - st->offset;
+    if (e - st->offset > st->info->last_end)
+        st->info->last_end = e - st->offset;
     if (st->sum_rows)
-        row_check_add(&st->checks[r->slot], c->start, c->end,
-                      sh->has[SP_H5_COL_GPU] ? c->col[SP_H5_COL_GPU][i] : -1);
+        row_check_add(&st->checks[ev->v[EV_SLOT]], s, e, ev->v[EV_COL + SP_H5_COL_GPU]);
     if (sh->has[SP_H5_COL_THREAD] && p->has_thread_table &&
         !check_lane_id(st->thread_keys, st->num_thread_keys, thread))
         return give_up(st, "a thread id the thread table does not list");
@@ -541,9 +576,7 @@ static int visit(stream_state *st, size_t k)
         return 1;
     if (sh->has[SP_H5_COL_THREAD] &&
         count_thread(st, thread,
-                     r->omp_parallel && st->src->any_parent && parent_id < 0
-                         ? c->end - c->start
-                         : 0))
+                     row->omp_parallel && st->src->any_parent && parent_id < 0 ? e - s : 0))
         return 1;
     if (st->crossed)
         return sh->has[SP_H5_COL_CALL] && sh->has[SP_H5_COL_PARENT]
@@ -556,7 +589,6 @@ static int visit(stream_state *st, size_t k)
     lane_stack *ls = lane_of(st, lane);
     if (!ls)
         return give_up(st, "out of memory");
-    int64_t s = c->start, e = c->end;
     /* Close what ended before this call starts (doubled timestamps of
      * spec §5.2: a zero-length call is still open at its own time). */
     while (ls->depth) {
@@ -571,7 +603,7 @@ static int visit(stream_state *st, size_t k)
     if (parent && e - st->offset > parent->call.end) {
         if (!st->opt.rows_on_crossing || st->num_lanes > SWEEP_LANES)
             return give_up(st, "recorded calls are not properly nested");
-        note_crossing(st, r, c, parent);
+        note_crossing(st, ev, parent);
         return sh->has[SP_H5_COL_CALL] && sh->has[SP_H5_COL_PARENT]
                    ? note_parent_id(st, parent_id)
                    : 0;
@@ -593,21 +625,20 @@ static int visit(stream_state *st, size_t k)
     }
     open_call *oc = &ls->calls[ls->depth];
     *oc = (open_call){
-        .call = {.region = r->region, .depth = (uint32_t)ls->depth, .lane = lane,
+        .call = {.region = row->row->region, .depth = (uint32_t)ls->depth, .lane = lane,
                  .select_lane = select_lane,
-                 .call_index = c->pos - r->row_offset, .start = s - st->offset,
+                 .call_index = (uint64_t)ev->v[EV_INDEX], .start = s - st->offset,
                  .end = e - st->offset, .call_id = call_id},
         .call_id = call_id,
         .kept_above = kept_above,
     };
     int64_t parent_user = kept_above >= 0 ? ls->calls[kept_above].user : -1;
-    oc->call.fork_parent_id = c->fcol ? c->fcol[i] : -1;
+    oc->call.fork_parent_id = ev->v[EV_FORK];
     if (st->mpi) {
-        for (int x = 0; x < SP_EXTRA_N; x++)
-            st->mpi_values[x] = c->xcol[x] ? c->xcol[x][i] : -1;
+        memcpy(st->mpi_values, &ev->v[EV_XCOL], sizeof st->mpi_values);
         oc->call.mpi = st->mpi_values;
-        oc->call.gpu_ns = sh->has[SP_H5_COL_GPU] ? c->col[SP_H5_COL_GPU][i] : -1;
-        oc->call.await_ns = c->acol ? c->acol[i] : 0;
+        oc->call.gpu_ns = ev->v[EV_COL + SP_H5_COL_GPU];
+        oc->call.await_ns = ev->v[EV_AWAIT];
     }
     int keep = st->visitor->enter(st->visitor->ctx, &oc->call, parent_user, &oc->user);
     oc->call.mpi = NULL; /* valid during enter only */
@@ -627,7 +658,8 @@ static int wanted(const stream_state *st, const sp_h5_event_shape *sh, int col)
     return sh->has[col] && (col != SP_H5_COL_GPU || sh->has_stats || st->mpi);
 }
 
-static int merge_runs(stream_state *st)
+/* How many columns a cursor reads. */
+static size_t columns_read(const stream_state *st)
 {
     const sp_h5_event_shape *sh = st->shape;
     size_t cols = 0;
@@ -635,10 +667,59 @@ static int merge_runs(stream_state *st)
         cols += wanted(st, sh, col);
     for (int x = 0; st->mpi && x < SP_EXTRA_N; x++)
         cols += sh->has_extra[x] != 0;
-    int forks = st->forks && sh->has_fork;
-    cols += forks;
-    int awaits = st->mpi && sh->has_await;
-    cols += awaits;
+    cols += st->forks && sh->has_fork;
+    cols += st->mpi && sh->has_await;
+    return cols;
+}
+
+/* A cursor's windows of `len` values each, taken from *next. */
+static void cursor_windows(const stream_state *st, cursor *c, size_t len, int64_t **next)
+{
+    const sp_h5_event_shape *sh = st->shape;
+    for (int col = 0; col < SP_H5_COL_N; col++)
+        if (wanted(st, sh, col)) {
+            c->col[col] = *next;
+            *next += len;
+        }
+    for (int x = 0; st->mpi && x < SP_EXTRA_N; x++)
+        if (sh->has_extra[x]) {
+            c->xcol[x] = *next;
+            *next += len;
+        }
+    if (st->forks && sh->has_fork) {
+        c->fcol = *next;
+        *next += len;
+    }
+    if (st->mpi && sh->has_await) {
+        c->acol = *next;
+        *next += len;
+    }
+}
+
+/* After the last call: close what is open, then the checks that need the
+ * whole rank. */
+static int finish(stream_state *st)
+{
+    const sp_h5_event_shape *sh = st->shape;
+    /* After a crossing the calls still open are dropped with the others. */
+    for (size_t l = 0; l < st->num_lanes && !st->crossed; l++)
+        while (st->lanes[l].depth)
+            if (pop(st, &st->lanes[l]))
+                return -1;
+    if (sh->has[SP_H5_COL_CALL] && st->src->any_parent && st->with_ids &&
+        st->with_ids < st->info->calls)
+        return give_up(st, "call ids stored for only some calls");
+    for (size_t r = 0; sh->has_stats && r < st->num_checks; r++)
+        if (!row_check_agrees(&st->checks[r]))
+            return give_up(st, "summary_statistics disagree with the events");
+    if (st->crossed && !parents_are_calls(st))
+        return give_up(st, "a parent id that is no call id of the rank");
+    return 0;
+}
+
+static int merge_runs(stream_state *st)
+{
+    size_t cols = columns_read(st);
     /* A run's window never exceeds the run: many short rows cost their size. */
     size_t values;
     for (;;) {
@@ -664,24 +745,7 @@ static int merge_runs(stream_state *st)
     for (size_t k = 0; k < st->num_runs; k++) {
         cursor *c = &st->cursors[k];
         uint64_t len = st->runs[k].end - st->runs[k].begin;
-        for (int col = 0; col < SP_H5_COL_N; col++)
-            if (wanted(st, sh, col)) {
-                c->col[col] = next;
-                next += len < st->window ? len : st->window;
-            }
-        for (int x = 0; st->mpi && x < SP_EXTRA_N; x++)
-            if (sh->has_extra[x]) {
-                c->xcol[x] = next;
-                next += len < st->window ? len : st->window;
-            }
-        if (forks) {
-            c->fcol = next;
-            next += len < st->window ? len : st->window;
-        }
-        if (awaits) {
-            c->acol = next;
-            next += len < st->window ? len : st->window;
-        }
+        cursor_windows(st, c, len < st->window ? (size_t)len : st->window, &next);
         c->pos = st->runs[k].begin;
         if (cursor_fill(st, k))
             return give_up(st, "event columns cannot be read");
@@ -692,7 +756,9 @@ static int merge_runs(stream_state *st)
         sift_down(st->heap, st->heap_len, i);
     while (st->heap_len) {
         size_t k = st->heap[0].run;
-        int rc = visit(st, k);
+        event ev;
+        event_at(st, k, &ev);
+        int rc = visit(st, &ev);
         if (rc)
             return rc;
         cursor *c = &st->cursors[k];
@@ -707,26 +773,13 @@ static int merge_runs(stream_state *st)
         }
         sift_down(st->heap, st->heap_len, 0);
     }
-    /* After a crossing the calls still open are dropped with the others. */
-    for (size_t l = 0; l < st->num_lanes && !st->crossed; l++)
-        while (st->lanes[l].depth)
-            if (pop(st, &st->lanes[l]))
-                return -1;
-    if (sh->has[SP_H5_COL_CALL] && st->src->any_parent && st->with_ids &&
-        st->with_ids < st->info->calls)
-        return give_up(st, "call ids stored for only some calls");
-    for (size_t r = 0; sh->has_stats && r < st->num_checks; r++)
-        if (!row_check_agrees(&st->checks[r]))
-            return give_up(st, "summary_statistics disagree with the events");
-    if (st->crossed && !parents_are_calls(st))
-        return give_up(st, "a parent id that is no call id of the rank");
-    return 0;
+    return finish(st);
 }
 
-/* ---- a rank too scattered to merge: sorted in memory, then replayed ------- *
+/* ---- no temporary file for a scattered rank: sorted in memory, replayed -- *
  *
- * Rows far out of time order (millions of runs) would cost more in windows
- * than the rank's calls: the rank's file is read whole (sp_h5_read, which
+ * The fallback of external_sort (below) when no temporary file can be
+ * made: the rank's file is read whole (sp_h5_read, which
  * makes the reader's checks), the rank reconstructed in memory
  * (sp_rank_calls, which refuses what does not nest), and its calls handed
  * to the visitor in the same order.  Exits come after every enter (the
@@ -869,6 +922,379 @@ static int replay_in_memory(stream_state *st, const char *path)
     free(kept);
     sp_calls_free(&calls);
     sp_profile_free(full);
+    return rc;
+}
+
+/* ---- a scattered rank: an external merge sort ----------------------------- *
+ *
+ * Rows far out of time order (many short runs) would cost more in windows
+ * than the rank's calls, and many short runs merge slowly.  The rank's rows
+ * are read instead in chunk-aligned windows, row after row, into a block
+ * of records (the call's times, place and every column the visitor is
+ * handed); a full block is sorted by (start, end descending, file order)
+ * and written to an unlinked temporary file as a sorted run.  The runs are
+ * then merged through a heap, each read through its own buffer, and the
+ * calls go through visit() as the natural runs' do: the same nesting, the
+ * same checks.  A rank that fits one block is visited from it, no file.
+ * Only when no temporary file can be made is the rank replayed from memory
+ * (replay_in_memory, above). */
+
+/* Default block (records and their sort keys); SCOPEPROF_SORT_BLOCK sets
+ * it in bytes (K, M, G suffixes), for tests and benchmarks. */
+#define SORT_BLOCK ((size_t)64 << 20)
+#define SORT_MIN_BLOCK ((size_t)4 << 10)
+/* Bytes staged per write of a sorted run, and at most per run's buffer. */
+#define SORT_IO ((size_t)1 << 20)
+/* Natural runs from which the sort is taken instead of the windows' merge,
+ * when they are short on average (scripts/bench/scattered, docs/stream.md). */
+#define SORT_RUNS 4096
+#define SORT_RUN_LENGTH 32
+
+/* Words of a record before the columns read: start, end, index, slot. */
+#define REC_HEAD (EV_SLOT + 1)
+
+typedef struct sort_key {
+    int64_t start, end;
+    uint64_t at;              /* record in the block: file order */
+} sort_key;
+
+static int cmp_key(const void *a, const void *b)
+{
+    const sort_key *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->end != y->end)
+        return x->end > y->end ? -1 : 1;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+/* The block's keys in merge order: a stable radix sort on the start (the
+ * bits in which the starts differ, 11 at a time, through `spare`), then
+ * each stretch of equal starts sorted by end descending and file order. */
+#define RADIX_BITS 11
+static void sort_keys(sort_key *keys, sort_key *spare, size_t n)
+{
+    if (n < 2)
+        return;
+    int64_t lo = keys[0].start, hi = keys[0].start;
+    for (size_t i = 1; i < n; i++) {
+        lo = keys[i].start < lo ? keys[i].start : lo;
+        hi = keys[i].start > hi ? keys[i].start : hi;
+    }
+    uint64_t range = (uint64_t)hi - (uint64_t)lo;
+    sort_key *from = keys, *to = spare;
+    for (int shift = 0; shift < 64 && range >> shift; shift += RADIX_BITS) {
+        size_t count[(1 << RADIX_BITS) + 1] = {0};
+        for (size_t i = 0; i < n; i++)
+            count[(((uint64_t)from[i].start - (uint64_t)lo) >> shift & ((1 << RADIX_BITS) - 1)) +
+                  1]++;
+        for (size_t d = 1; d <= (1 << RADIX_BITS); d++)
+            count[d] += count[d - 1];
+        for (size_t i = 0; i < n; i++)
+            to[count[((uint64_t)from[i].start - (uint64_t)lo) >> shift &
+                     ((1 << RADIX_BITS) - 1)]++] = from[i];
+        sort_key *t = from;
+        from = to;
+        to = t;
+    }
+    if (from != keys)
+        memcpy(keys, from, n * sizeof *keys);
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && keys[j].start == keys[i].start;)
+            j++;
+        if (j - i > 1)
+            qsort(keys + i, j - i, sizeof *keys, cmp_key);
+    }
+}
+
+typedef struct run_reader {
+    uint64_t next, end;       /* records of the run in the file */
+    int64_t *buf;
+    size_t len, at;           /* records in buf, the current one */
+} run_reader;
+
+typedef struct sorter {
+    int fd;
+    size_t fields[EV_N];      /* event words a record carries after its head */
+    size_t num_fields, words; /* words = REC_HEAD + num_fields */
+    int64_t *recs;
+    sort_key *keys, *spare;   /* spare: the radix sort's other half */
+    size_t n, cap;            /* records in the block, its capacity */
+    uint64_t written;         /* records in the file */
+    uint64_t *run_end;        /* records in the file at the end of each run */
+    size_t num_runs;
+    run_reader *readers;
+    size_t per_run;           /* records a reader's buffer holds */
+    int64_t *io;
+    int open_errno;           /* why no temporary file */
+    size_t block;             /* bytes */
+} sorter;
+
+static size_t sort_block_bytes(void)
+{
+    const char *env = getenv("SCOPEPROF_SORT_BLOCK");
+    if (!env || !*env)
+        return SORT_BLOCK;
+    char *rest;
+    unsigned long long v = strtoull(env, &rest, 10);
+    int shift = *rest == 'K' || *rest == 'k' ? 10 : *rest == 'M' || *rest == 'm' ? 20
+              : *rest == 'G' || *rest == 'g' ? 30 : 0;
+    v <<= shift;
+    return v < SORT_MIN_BLOCK ? SORT_MIN_BLOCK : (size_t)v;
+}
+
+static void pack(const sorter *so, const event *ev, int64_t *rec)
+{
+    memcpy(rec, ev->v, REC_HEAD * sizeof *rec);
+    for (size_t f = 0; f < so->num_fields; f++)
+        rec[REC_HEAD + f] = ev->v[so->fields[f]];
+}
+
+static void unpack(const sorter *so, const int64_t *rec, event *ev)
+{
+    for (size_t w = REC_HEAD; w < EV_N; w++)
+        ev->v[w] = -1;
+    ev->v[EV_AWAIT] = 0;
+    memcpy(ev->v, rec, REC_HEAD * sizeof *rec);
+    for (size_t f = 0; f < so->num_fields; f++)
+        ev->v[so->fields[f]] = rec[REC_HEAD + f];
+}
+
+/* The event words the cursor of run 0 reads besides times and place. */
+static void record_fields(const stream_state *st, sorter *so)
+{
+    const cursor *c = &st->cursors[0];
+    for (int col = SP_H5_COL_SECOND + 1; col < SP_H5_COL_N; col++)
+        if (c->col[col])
+            so->fields[so->num_fields++] = EV_COL + (size_t)col;
+    for (int x = 0; x < SP_EXTRA_N; x++)
+        if (c->xcol[x])
+            so->fields[so->num_fields++] = EV_XCOL + (size_t)x;
+    if (c->fcol)
+        so->fields[so->num_fields++] = EV_FORK;
+    if (c->acol)
+        so->fields[so->num_fields++] = EV_AWAIT;
+    so->words = REC_HEAD + so->num_fields;
+}
+
+/* The block, sorted, appended to the file as one run.  0; -1 (why set);
+ * 3 when no temporary file can be made. */
+static int write_run(stream_state *st, sorter *so)
+{
+    if (so->fd < 0) {
+        so->fd = sp_temp_file_open("scopeprof-sort");
+        if (so->fd < 0) {
+            so->open_errno = errno;
+            return 3;
+        }
+    }
+    sort_keys(so->keys, so->spare, so->n);
+    size_t rec_bytes = so->words * sizeof(int64_t), per_io = SORT_IO / rec_bytes, staged = 0;
+    for (size_t i = 0; i < so->n; i++) {
+        memcpy(so->io + staged * so->words, so->recs + so->keys[i].at * so->words, rec_bytes);
+        if (++staged == per_io || i + 1 == so->n) {
+            if (sp_temp_file_write(so->fd, so->io, staged * rec_bytes,
+                                   (off_t)(so->written * rec_bytes)))
+                return give_up(st, "the temporary file of the sort cannot be written");
+            so->written += staged;
+            staged = 0;
+        }
+    }
+    so->run_end[so->num_runs++] = so->written;
+    so->n = 0;
+    return 0;
+}
+
+/* Pass over the rank's rows into sorted blocks. */
+static int gather(stream_state *st, sorter *so)
+{
+    cursor *c = &st->cursors[0];
+    run *r = &st->runs[0];
+    for (size_t slot = 0; slot < st->num_checks; slot++) {
+        const sp_row *row = st->checks[slot].row;
+        if (!row->count)
+            continue;
+        *r = (run){.begin = row->offset, .end = row->offset + row->count,
+                   .row_offset = row->offset, .slot = slot};
+        c->pos = row->offset;
+        if (cursor_fill(st, 0))
+            return give_up(st, "event columns cannot be read");
+        r->first_start = c->col[SP_H5_COL_START][0];
+        for (;;) {
+            cursor_decode(st, 0);
+            if (so->n == so->cap) {
+                int rc = write_run(st, so);
+                if (rc)
+                    return rc;
+            }
+            event ev;
+            event_at(st, 0, &ev);
+            pack(so, &ev, so->recs + so->n * so->words);
+            so->keys[so->n] = (sort_key){c->start, c->end, so->n};
+            so->n++;
+            if (++c->pos == r->end)
+                break;
+            if (c->pos == c->base + c->len && cursor_fill(st, 0))
+                return give_up(st, "event columns cannot be read");
+        }
+        st->info->calls += row->count;
+    }
+    return 0;
+}
+
+/* The next record of run k into its reader; 0, or -1 at a read error. */
+static int reader_refill(sorter *so, size_t k)
+{
+    run_reader *rr = &so->readers[k];
+    uint64_t left = rr->end - rr->next;
+    size_t n = left < so->per_run ? (size_t)left : so->per_run;
+    size_t rec_bytes = so->words * sizeof(int64_t);
+    if (sp_temp_file_read(so->fd, rr->buf, n * rec_bytes, (off_t)(rr->next * rec_bytes)))
+        return -1;
+    rr->next += n;
+    rr->len = n;
+    rr->at = 0;
+    return 0;
+}
+
+/* The sorted runs merged into visit(). */
+static int merge_sorted(stream_state *st, sorter *so)
+{
+    size_t rec_bytes = so->words * sizeof(int64_t);
+    size_t per_run = so->block / so->num_runs / rec_bytes;
+    if (per_run > SORT_IO / rec_bytes)
+        per_run = SORT_IO / rec_bytes;
+    if (per_run < 16)
+        per_run = 16;
+    so->per_run = per_run;
+    /* one slab: every reader's buffer */
+    free(so->recs);
+    so->recs = malloc(so->num_runs * per_run * rec_bytes);
+    so->readers = calloc(so->num_runs, sizeof *so->readers);
+    st->heap = malloc(so->num_runs * sizeof *st->heap);
+    if (!so->recs || !so->readers || !st->heap)
+        return give_up(st, "out of memory");
+    for (size_t k = 0; k < so->num_runs; k++)
+        so->readers[k].buf = so->recs + k * per_run * so->words;
+    for (size_t k = 0; k < so->num_runs; k++) {
+        run_reader *rr = &so->readers[k];
+        rr->next = k ? so->run_end[k - 1] : 0;
+        rr->end = so->run_end[k];
+        if (reader_refill(so, k))
+            return give_up(st, "the temporary file of the sort cannot be read");
+        st->heap[st->heap_len++] = (heap_node){rr->buf[EV_START], rr->buf[EV_END], k};
+    }
+    for (size_t i = st->heap_len / 2; i-- > 0;)
+        sift_down(st->heap, st->heap_len, i);
+    while (st->heap_len) {
+        size_t k = st->heap[0].run;
+        run_reader *rr = &so->readers[k];
+        event ev;
+        unpack(so, rr->buf + rr->at * so->words, &ev);
+        int rc = visit(st, &ev);
+        if (rc)
+            return rc;
+        if (++rr->at == rr->len) {
+            if (rr->next == rr->end) {
+                st->heap[0] = st->heap[--st->heap_len];
+                sift_down(st->heap, st->heap_len, 0);
+                continue;
+            }
+            if (reader_refill(so, k))
+                return give_up(st, "the temporary file of the sort cannot be read");
+        }
+        const int64_t *rec = rr->buf + rr->at * so->words;
+        st->heap[0].start = rec[EV_START];
+        st->heap[0].end = rec[EV_END];
+        sift_down(st->heap, st->heap_len, 0);
+    }
+    return finish(st);
+}
+
+/* Whether SCOPEPROF_REPORT_TRACE or SCOPEPROF_EXPORT_TRACE is 1. */
+static int tracing(void)
+{
+    const char *r = getenv("SCOPEPROF_REPORT_TRACE"), *e = getenv("SCOPEPROF_EXPORT_TRACE");
+    return (r && !strcmp(r, "1")) || (e && !strcmp(e, "1"));
+}
+
+static int external_sort(stream_state *st, const char *path)
+{
+    sorter so = {.fd = -1, .block = sort_block_bytes()};
+    /* run 0 and its cursor walk the rows; its windows, one slab */
+    free(st->runs);
+    st->runs = calloc(1, sizeof *st->runs);
+    st->runs_cap = st->num_runs = 0;
+    st->cursors = calloc(1, sizeof *st->cursors);
+    size_t cols = columns_read(st);
+    st->slab = malloc((cols * st->window + 1) * sizeof *st->slab);
+    int rc = 0;
+    if (!st->runs || !st->cursors || !st->slab)
+        rc = give_up(st, "out of memory");
+    if (rc == 0) {
+        int64_t *next = st->slab;
+        cursor_windows(st, &st->cursors[0], st->window, &next);
+        record_fields(st, &so);
+        size_t rec_bytes = so.words * sizeof(int64_t);
+        so.cap = so.block / (rec_bytes + 2 * sizeof(sort_key));
+        if (so.cap < 16)
+            so.cap = 16;
+        so.recs = malloc(so.cap * rec_bytes);
+        so.keys = malloc(so.cap * sizeof *so.keys);
+        so.spare = malloc(so.cap * sizeof *so.spare);
+        so.io = malloc(SORT_IO > rec_bytes ? SORT_IO : rec_bytes);
+        uint64_t calls = 0;
+        for (size_t r = 0; r < st->num_checks; r++)
+            calls += st->checks[r].row->count;
+        so.run_end = malloc((size_t)(calls / so.cap + 1) * sizeof *so.run_end);
+        if (!so.recs || !so.keys || !so.spare || !so.io || !so.run_end)
+            rc = give_up(st, "out of memory");
+    }
+    if (rc == 0)
+        rc = gather(st, &so);
+    if (rc == 0 && !so.num_runs) {
+        /* the rank fits one block: visited from it */
+        sort_keys(so.keys, so.spare, so.n);
+        for (size_t i = 0; rc == 0 && i < so.n; i++) {
+            event ev;
+            unpack(&so, so.recs + so.keys[i].at * so.words, &ev);
+            rc = visit(st, &ev);
+        }
+        if (rc == 0)
+            rc = finish(st);
+    } else if (rc == 0) {
+        rc = so.n ? write_run(st, &so) : 0;
+        free(so.keys);
+        free(so.spare);
+        so.keys = so.spare = NULL;
+        if (rc == 0)
+            rc = merge_sorted(st, &so);
+    }
+    st->info->sorted_runs = so.num_runs;
+    if (so.fd >= 0)
+        close(so.fd);
+    free(so.recs);
+    free(so.keys);
+    free(so.spare);
+    free(so.io);
+    free(so.run_end);
+    free(so.readers);
+    if (rc == 3 && st->forks && st->shape->has_fork) {
+        /* the graft (graft_stream.c) takes the calls nested only: the
+         * caller's in-memory path takes the rank */
+        rc = give_up(st, "no temporary file for the sort of a scattered rank with fork edges");
+    } else if (rc == 3) {
+        /* nothing was visited yet (the first block was full) */
+        if (tracing())
+            fprintf(stderr, "scopeprof: rank %u: no temporary file for the sort (%s): "
+                            "the rank replayed from memory\n", st->rank,
+                    strerror(so.open_errno));
+        memset(st->info, 0, sizeof *st->info);
+        st->info->first_start = INT64_MAX;
+        st->info->last_end = INT64_MIN;
+        rc = replay_in_memory(st, path);
+        st->info->replayed = 1;
+    }
     return rc;
 }
 
@@ -1025,18 +1451,24 @@ static int stream_rank(const sp_run_source *src, uint32_t rank, int64_t clock_of
     st.sum_rows = st.shape->has_stats || st.opt.rows_on_crossing;
     for (size_t r = 0; rc == 0 && r < p->num_rows; r++)
         if (p->rows[r].rank == rank && src->row_file[r] == (size_t)file) {
-            st.checks[st.num_checks].row = &p->rows[r];
-            rc = scan_row(&st, &p->rows[r], st.num_checks++, buf);
+            row_check *c = &st.checks[st.num_checks++];
+            c->row = &p->rows[r];
+            c->omp_parallel = !strcmp(p->names[c->row->region], "omp parallel");
         }
+    for (size_t r = 0; rc == 0 && r < st.num_checks; r++)
+        rc = scan_row(&st, st.checks[r].row, r, buf);
     free(buf);
-    if (rc == 0 && st.num_runs)
+    /* many short runs: sorted rather than merged in windows */
+    if (rc == 0 && st.num_runs > SORT_RUNS && info->calls < SORT_RUN_LENGTH * st.num_runs)
+        st.scattered = 1;
+    else if (rc == 0 && st.num_runs)
         rc = merge_runs(&st);
-    if (rc == 1 && st.scattered && !st.visitor_failed) {
-        /* nothing was visited yet: start again in memory */
+    if ((rc == 0 || rc == 1) && st.scattered && !st.visitor_failed) {
+        /* nothing was visited yet */
         memset(info, 0, sizeof *info);
         info->first_start = INT64_MAX;
         info->last_end = INT64_MIN;
-        rc = replay_in_memory(&st, src->paths[file]);
+        rc = external_sort(&st, src->paths[file]);
     }
     if (st.visitor_failed)
         rc = -1;

@@ -2734,3 +2734,128 @@ Test(cli, chrome_call_args_with_gpu_and_await_columns_stream)
         result_free(&m);
     }
 }
+
+/* Scattered ranks (docs/stream.md, "Scattered ranks"): rows stored reversed
+ * or shuffled (scripts/bench/scatter.py) are sorted on the stream in
+ * several runs (SCOPEPROF_SORT_BLOCK=64K) through a temporary file in
+ * TMPDIR, left empty afterwards; report and exports give the in-memory
+ * bytes, with fork edges, MPI columns on two lanes, and a rank that does
+ * not nest (worded as before).  Without a temporary file the rank is
+ * replayed from memory, which the trace says, with the same bytes. */
+static void bench_script(const char *script_and_args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd '%s' && /usr/bin/python3 %s/../scripts/bench/%s", dir,
+             TEST_SOURCE_DIR, script_and_args);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
+/* The command's stdout, and its output file's bytes when it names one
+ * (removed after), in one string to compare. */
+static char *output_of(const char *const *args, const char *const *env, const char *file,
+                       int *status, char **err)
+{
+    result r = run_env(args, env);
+    *status = r.status;
+    *err = r.err;
+    size_t len = 0;
+    char *bytes = file ? slurp_sized(in_dir(file), &len) : NULL;
+    size_t out_len = strlen(r.out);
+    char *all = malloc(out_len + 2 * len + 2);
+    cr_assert_not_null(all);
+    memcpy(all, r.out, out_len);
+    for (size_t k = 0; k < len; k++) /* binary outputs (perfetto) as hex */
+        sprintf(all + out_len + 2 * k, "%02x", (unsigned char)bytes[k]);
+    all[out_len + 2 * len] = '\0';
+    free(bytes);
+    free(r.out);
+    if (file)
+        remove(in_dir(file));
+    return all;
+}
+
+Test(cli, scattered_ranks_sort_on_the_stream, .timeout = 240)
+{
+    bench_script("gen_forks.py forks.h5 70000");
+    bench_script("scatter.py forks.h5 forks_reversed.h5");
+    bench_script("scatter.py forks.h5 forks_shuffled.h5 --shuffle");
+    bench_script("gen_calls.py calls.h5 80000 --scattered");
+    bench_script("gen_mpi_ranks.py mpi_in 2 20000 2 && mkdir mpi && "
+                 "for f in mpi_in/*.h5; do /usr/bin/python3 " TEST_SOURCE_DIR
+                 "/../scripts/bench/scatter.py $f mpi/${f#mpi_in/} --shuffle; done");
+    bench_script("merge/gen_ranks.py cross_in 3 20000 --crossing && mkdir cross && "
+                 "for f in cross_in/*.h5; do /usr/bin/python3 " TEST_SOURCE_DIR
+                 "/../scripts/bench/scatter.py $f cross/${f#cross_in/} --shuffle; done");
+    char tmpdir[512], tmp_env[600];
+    snprintf(tmpdir, sizeof tmpdir, "%s/tmp", dir);
+    cr_assert_eq(mkdir(tmpdir, 0755), 0);
+    snprintf(tmp_env, sizeof tmp_env, "TMPDIR=%s", tmpdir);
+    const char *const report_sorted[] = {"SCOPEPROF_REPORT_TRACE=1", "SCOPEPROF_SORT_BLOCK=64K",
+                                         tmp_env, NULL};
+    const char *const export_sorted[] = {"SCOPEPROF_EXPORT_TRACE=1", "SCOPEPROF_SORT_BLOCK=64K",
+                                         tmp_env, NULL};
+    const char *const report_replayed[] = {"SCOPEPROF_REPORT_TRACE=1", "SCOPEPROF_SORT_BLOCK=64K",
+                                           "TMPDIR=/nonexistent/scopeprof", NULL};
+    const char *const export_replayed[] = {"SCOPEPROF_EXPORT_TRACE=1", "SCOPEPROF_SORT_BLOCK=64K",
+                                           "TMPDIR=/nonexistent/scopeprof", NULL};
+    static const char *const report_memory[] = {"SCOPEPROF_REPORT_IN_MEMORY=1", NULL};
+    static const char *const export_memory[] = {"SCOPEPROF_EXPORT_IN_MEMORY=1", NULL};
+    const struct {
+        const char *args[10];
+        const char *file;
+        int report;
+    } cases[] = {
+        {{"report", "forks_reversed.h5", NULL}, NULL, 1},
+        {{"report", "forks_shuffled.h5", "--format", "json", NULL}, NULL, 1},
+        {{"report", "forks_shuffled.h5", "--lanes", NULL}, NULL, 1},
+        {{"report", "calls.h5", "--threads", NULL}, NULL, 1},
+        {{"report", "mpi", "-j", "2", NULL}, NULL, 1},
+        {{"report", "cross", "-j", "1", NULL}, NULL, 1},
+        {{"report", "cross", "-j", "2", "--format", "json", NULL}, NULL, 1},
+        {{"export", "folded", "forks_shuffled.h5", "-o", "-", NULL}, NULL, 0},
+        {{"export", "chrome", "forks_reversed.h5", "-o", "-", NULL}, NULL, 0},
+        {{"export", "speedscope", "calls.h5", "-o", "-", NULL}, NULL, 0},
+        {{"export", "csv", "forks_shuffled.h5", "-o", "-", NULL}, NULL, 0},
+        {{"export", "json", "calls.h5", "-o", "-", NULL}, NULL, 0},
+        {{"export", "perfetto", "forks_shuffled.h5", "-o", "out.pftrace", NULL}, "out.pftrace", 0},
+        {{"export", "perfetto", "mpi", "-o", "mpi.pftrace", NULL}, "mpi.pftrace", 0},
+        {{"export", "chrome", "mpi", "--call-args", "-o", "-", NULL}, NULL, 0},
+        {{"export", "prof", "forks_reversed.h5", "-o", "prof", NULL}, "prof_rank0.prof", 0},
+        {{"flame", "forks_shuffled.h5", "-o", "-", NULL}, NULL, 0},
+        {{"export", "chrome", "cross", "-o", "-", NULL}, NULL, 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int ss, rs, ms;
+        char *se, *re, *me;
+        char *s = output_of(cases[k].args, cases[k].report ? report_sorted : export_sorted,
+                            cases[k].file, &ss, &se);
+        char *r = output_of(cases[k].args, cases[k].report ? report_replayed : export_replayed,
+                            cases[k].file, &rs, &re);
+        char *m = output_of(cases[k].args, cases[k].report ? report_memory : export_memory,
+                            cases[k].file, &ms, &me);
+        cr_expect_eq(ss, ms, "case %zu: %s", k, se);
+        cr_expect_eq(rs, ms, "case %zu: %s", k, re);
+        cr_expect_str_eq(s, m, "case %zu: sorted", k);
+        cr_expect_str_eq(r, m, "case %zu: replayed", k);
+        cr_expect_eq(strstr(se, "no temporary file"), NULL, "case %zu: %s", k, se);
+        /* (the exports that spill fall back as a whole without TMPDIR) */
+        if (!strstr(re, "in memory: no temporary file"))
+            cr_expect_neq(strstr(re, "no temporary file for the sort"), NULL, "case %zu: %s", k,
+                          re);
+        if (k == 5 || k == 17)
+            cr_expect_neq(strstr(se, "recorded calls are not properly nested"), NULL, "%s", se);
+        if (cases[k].report) /* the warnings and errors are the in-memory path's */
+            expect_streamed_err(se, me, cases[k].args[1]);
+        else
+            cr_expect_neq(strstr(se, me), NULL, "case %zu: %s\n---\n%s", k, se, me);
+        free(s);
+        free(r);
+        free(m);
+        free(se);
+        free(re);
+        free(me);
+    }
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "test -z \"$(ls -A '%s')\"", tmpdir);
+    cr_expect_eq(system(cmd), 0, "temporary files left in %s", tmpdir);
+}

@@ -3,8 +3,8 @@
 every input (the synthetic file, the real programs of common.inputs, an
 OpenMP run with fork edges, a gen_calls.py file of 400,000 calls that the
 chart merges into grey frames, a file of 1.2 M calls stored out of time
-order, which the stream replays from memory and the chart hands to the
-in-memory path), with and without filters (--from/--to
+order, which the stream sorts (docs/stream.md, "Scattered ranks"; the chart
+handed it to the in-memory path when it was replayed from memory), with and without filters (--from/--to
 included), the streamed SVG is byte for byte the in-memory path's
 (SCOPEPROF_EXPORT_IN_MEMORY=1), with the same messages (or the same
 failure); the stream must take the files without MPI columns; '-'

@@ -3,7 +3,7 @@
 every input (the synthetic file, the real programs of common.inputs, an
 OpenMP run with fork edges (grafted on the stream in both modes, never
 read whole), a file of 1.2 M calls stored out of time order
-that the stream replays from memory), both modes (call paths, --no-call-paths), with
+that the stream sorts: docs/stream.md, "Scattered ranks"), both modes (call paths, --no-call-paths), with
 and without filters, every streamed .prof file is byte for byte the
 in-memory path's (SCOPEPROF_EXPORT_IN_MEMORY=1), with the same files, the
 same messages (or the same failure); the stream must take the files without

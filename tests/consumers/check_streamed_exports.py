@@ -9,7 +9,8 @@ source-captured region), the real programs of common.py (threads, basic, a
 threads (threads_tasks), fibers (tasks on one thread), OpenMP fork edges
 (omp_fork region and task), plus copies without row statistics or thread
 ids, 300,000 calls (csv's spill file), and a rank too scattered to merge
-(replayed from memory: perfetto and folded too)."""
+(sorted on the stream, replayed from memory before: perfetto and folded
+too)."""
 import glob
 import os
 import shutil
@@ -159,9 +160,9 @@ for out in glob.glob(os.path.join(d, "big.*")):
     os.unlink(out)
 
 # A rank too scattered to merge in windows (700,000 calls stored in reverse
-# time order: a run each), which rank_stream.c replays from memory with
-# every exit after every enter: the closes must still come in place
-# (speedscope, perfetto, csv's exclusive times).
+# time order: a run each), which rank_stream.c sorts (before: replayed from
+# memory with every exit after every enter, the closes had to come in
+# place: speedscope, perfetto, csv's exclusive times).
 def scattered(path, n):
     import make_profile as mp
     saved = mp.CALLS, mp.THREADS, mp.SOURCES

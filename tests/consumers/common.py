@@ -210,8 +210,9 @@ def omp_input(d):
 
 def scattered_input(d):
     """A gen_calls.py file whose rows hold their calls in reverse time order:
-    the stream replays such a rank from memory (every enter, then every
-    exit), which exports that need the calls nested must notice."""
+    the stream sorts such a rank (docs/stream.md, "Scattered ranks"; it
+    replayed it from memory before, every enter then every exit, which
+    exports that need the calls nested had to notice)."""
     path = os.path.join(d, "scattered.h5")
     subprocess.run(["/usr/bin/python3", os.path.join(HERE, "..", "..", "scripts", "bench",
                                                      "gen_calls.py"), path, "1200000",

@@ -45,6 +45,13 @@ static int rec_exit(void *ctx, const sp_stream_call *call, int64_t user)
     return 0;
 }
 
+static int stream_rows_only(sp_profile *p, const char *tag, int64_t (*want)[3]);
+
+/* What the last stream_matches_memory learnt of the sort (a scattered
+ * rank): sorted runs written, replayed from memory. */
+static size_t last_sorted_runs;
+static int last_replayed;
+
 /* Write p, stream rank 0, compare call by call with the in-memory
  * reconstruction; returns sp_stream_rank's result. */
 static int stream_matches_memory(sp_profile *p, const char *tag)
@@ -90,6 +97,8 @@ static int stream_matches_memory(sp_profile *p, const char *tag)
     } else {
         cr_assert_eq(mem, -1, "in memory it nests, streamed: %s", why);
     }
+    last_sorted_runs = info.sorted_runs;
+    last_replayed = info.replayed;
     sp_rank_stream_info_free(&info);
     free(rec.calls);
     sp_profile_free(full);
@@ -158,10 +167,10 @@ Test(rank_stream, a_call_ending_before_it_starts_is_refused)
     cr_assert_eq(stream_matches_memory(simple_profile("a", 0, as, ae, 2), "backwards"), 1);
 }
 
-Test(rank_stream, a_row_in_reverse_time_order_is_sorted_in_memory_and_replayed)
+Test(rank_stream, a_row_in_reverse_time_order_is_sorted)
 {
     /* 600,000 runs of one call: more than the windows' budget, so the rank
-     * is reconstructed in memory and replayed to the visitor. */
+     * is sorted (in one block: no temporary file). */
     enum { N = 600000 };
     int64_t *s = malloc(N * sizeof *s), *e = malloc(N * sizeof *e);
     for (size_t i = 0; i < N; i++) {
@@ -174,6 +183,143 @@ Test(rank_stream, a_row_in_reverse_time_order_is_sorted_in_memory_and_replayed)
     free(s);
     free(e);
     cr_assert_eq(stream_matches_memory(p, "scattered"), 0);
+    cr_assert_eq(last_sorted_runs, 0);
+    cr_assert_eq(last_replayed, 0);
+}
+
+/* A permutation of 0..n-1 (the same every run). */
+static void shuffle(size_t *order, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    for (size_t i = n; i > 1; i--) {
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        size_t j = (size_t)(seed >> 33) % i;
+        size_t t = order[i - 1];
+        order[i - 1] = order[j];
+        order[j] = t;
+    }
+}
+
+/* Two lanes of outer > mid > 2 leaves, and a row stored first with a
+ * zero-length tick at outer's start and a call as long as the second leaf
+ * (the tie rules: end descending, then file order), each row stored
+ * reversed or shuffled: far out of time order. */
+static sp_profile *scattered_lanes(size_t groups, int shuffled)
+{
+    static const char *const names[] = {"tick", "outer", "mid", "leaf"};
+    static const int64_t rel[4][2][2] = {{{0, 0}, {400, 800}},
+                                         {{0, 900}, {0, 900}},
+                                         {{10, 890}, {10, 890}},
+                                         {{20, 300}, {400, 800}}};
+    size_t n = 2 * 2 * groups;
+    int64_t *s = malloc(n * sizeof *s), *e = malloc(n * sizeof *e);
+    int64_t *th = malloc(4 * n * sizeof *th);
+    size_t *order = malloc(n * sizeof *order);
+    sp_profile *p = NULL;
+    for (int r = 0; r < 4; r++) {
+        shuffle(order, n, (uint64_t)r + 7);
+        for (size_t k = 0; k < n; k++) {
+            size_t g = k / 4, lane = k / 2 % 2, which = k % 2;
+            size_t at = shuffled ? order[k] : n - 1 - k;
+            s[at] = (int64_t)g * 1000 + rel[r][which][0] + (int64_t)lane * 7;
+            e[at] = (int64_t)g * 1000 + rel[r][which][1] + (int64_t)lane * 7;
+            th[(size_t)r * n + at] = (int64_t)lane;
+        }
+        if (!p)
+            p = simple_profile(names[r], 0, s, e, n);
+        else
+            add_row(p, names[r], 0, s, e, n);
+    }
+    p->thread_ids = th;
+    free(s);
+    free(e);
+    free(order);
+    return p;
+}
+
+Test(rank_stream, scattered_rows_are_sorted_in_several_runs)
+{
+    /* 160,000 calls, 4 KiB blocks (about 70 records each): many sorted runs,
+     * merged; the temporary files are gone afterwards */
+    char tmp[64];
+    make_temp_dir(tmp, sizeof tmp);
+    setenv("TMPDIR", tmp, 1);
+    setenv("SCOPEPROF_SORT_BLOCK", "4K", 1);
+    for (int shuffled = 0; shuffled < 2; shuffled++) {
+        cr_assert_eq(stream_matches_memory(scattered_lanes(10000, shuffled), "lanes"), 0);
+        cr_assert_gt(last_sorted_runs, 100, "shuffled %d: %zu runs", shuffled, last_sorted_runs);
+        cr_assert_eq(last_replayed, 0);
+    }
+    /* 1 MiB: about 10 runs; the default: one block, no file */
+    setenv("SCOPEPROF_SORT_BLOCK", "1M", 1);
+    cr_assert_eq(stream_matches_memory(scattered_lanes(10000, 1), "lanes"), 0);
+    cr_assert(last_sorted_runs > 1 && last_sorted_runs < 20, "%zu runs", last_sorted_runs);
+    unsetenv("SCOPEPROF_SORT_BLOCK");
+    cr_assert_eq(stream_matches_memory(scattered_lanes(10000, 1), "lanes"), 0);
+    cr_assert_eq(last_sorted_runs, 0);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "test -z \"$(ls -A %s)\"", tmp);
+    cr_assert_eq(system(cmd), 0, "temporary files left in %s", tmp);
+    unsetenv("TMPDIR");
+    remove_tree(tmp);
+}
+
+Test(rank_stream, without_a_temporary_file_a_scattered_rank_is_replayed)
+{
+    setenv("TMPDIR", "/nonexistent/scopeprof", 1);
+    setenv("SCOPEPROF_SORT_BLOCK", "4K", 1);
+    cr_assert_eq(stream_matches_memory(scattered_lanes(5000, 1), "lanes"), 0);
+    cr_assert_eq(last_replayed, 1);
+    /* a rank that fits the block needs no file */
+    unsetenv("SCOPEPROF_SORT_BLOCK");
+    cr_assert_eq(stream_matches_memory(scattered_lanes(5000, 1), "lanes"), 0);
+    cr_assert_eq(last_replayed, 0);
+    unsetenv("TMPDIR");
+}
+
+/* The leaf of scattered_lanes starting at `start` on `lane` made longer. */
+static void stretch_leaf(sp_profile *p, int64_t start, int64_t lane, int64_t by)
+{
+    const sp_row *leaf = &p->rows[3];
+    for (uint64_t j = 0; j < leaf->count; j++)
+        if (p->start[leaf->offset + j] == start && p->thread_ids[leaf->offset + j] == lane)
+            p->end[leaf->offset + j] += by;
+}
+
+Test(rank_stream, scattered_calls_that_do_not_nest_are_refused)
+{
+    /* one leaf moved to cross its parent's end, in a shuffled rank sorted
+     * in several runs */
+    setenv("SCOPEPROF_SORT_BLOCK", "4K", 1);
+    sp_profile *p = scattered_lanes(5000, 1);
+    stretch_leaf(p, 2500 * 1000 + 400 + 7, 1, 600); /* past mid's end */
+    cr_assert_eq(stream_matches_memory(p, "crossing"), 1);
+    unsetenv("SCOPEPROF_SORT_BLOCK");
+}
+
+Test(rank_stream, a_scattered_rank_that_does_not_nest_is_read_to_its_end)
+{
+    /* rows_on_crossing: the first crossing worded as in memory, the rows'
+     * durations from every event, the rank sorted in several runs */
+    setenv("SCOPEPROF_SORT_BLOCK", "4K", 1);
+    sp_profile *p = scattered_lanes(5000, 0);
+    stretch_leaf(p, 1200 * 1000 + 20, 0, 5000);
+    int64_t want[4][3];
+    for (size_t r = 0; r < 4; r++) {
+        const sp_row *row = &p->rows[r];
+        want[r][0] = 0;
+        want[r][1] = INT64_MAX;
+        want[r][2] = INT64_MIN;
+        for (uint64_t j = 0; j < row->count; j++) {
+            int64_t d = p->end[row->offset + j] - p->start[row->offset + j];
+            want[r][0] += d;
+            want[r][1] = d < want[r][1] ? d : want[r][1];
+            want[r][2] = d > want[r][2] ? d : want[r][2];
+        }
+    }
+    cr_assert_eq(stream_rows_only(p, "crossing", want), 2);
+    unsetenv("SCOPEPROF_SORT_BLOCK");
 }
 
 /* rows_on_crossing: the rank is read to its end (2), its first crossing
@@ -373,5 +519,21 @@ Test(rank_stream, mpi_columns_come_with_each_call)
     free(rs);
     free(re);
     add_mpi_columns(q, -1);
-    check_mpi_values(q, "replayed");
+    check_mpi_values(q, "sorted");
+
+    /* sorted in several runs */
+    setenv("SCOPEPROF_SORT_BLOCK", "4K", 1);
+    enum { M = 20000 };
+    rs = malloc(M * sizeof *rs);
+    re = malloc(M * sizeof *re);
+    for (size_t i = 0; i < M; i++) {
+        rs[i] = (int64_t)(M - i) * 10;
+        re[i] = rs[i] + 5;
+    }
+    q = simple_profile("MPI_Recv", 0, rs, re, M);
+    free(rs);
+    free(re);
+    add_mpi_columns(q, SP_EXTRA_MPI_TAG);
+    check_mpi_values(q, "sorted runs");
+    unsetenv("SCOPEPROF_SORT_BLOCK");
 }
