@@ -300,6 +300,39 @@ static void workers_reused(const char *runtime)
 Test(openmp, gomp_workers_reused_across_inner_teams, .timeout = 600) { workers_reused("gomp"); }
 Test(openmp, llvm_workers_reused_across_inner_teams, .timeout = 600) { workers_reused("llvm"); }
 
+/* Callback orders libomp may use but seldom does, played to the shim's
+ * OMPT tool by tests/programs/ompt_replay.c: the worker's call still ends
+ * on its own thread and keeps its edge to the encountering call, even when
+ * it ends after that call (the instance outlives it). */
+static void replay(const char *order, int teams)
+{
+    struct harness_run run;
+    const char *argv[] = {harness_program("ompt_replay"), order, NULL};
+    cr_assert_eq(harness_run(&run, argv, NULL, 1), 0);
+    cr_assert_eq(run.exit_code, 0, "ompt_replay %s exited with %d: %s", order, run.exit_code,
+                 run.err);
+    cr_assert_str_eq(run.err, "", "the shim printed: %s", run.err);
+    sp_profile *p = harness_load(&run, "scope_profile_rank00000.h5");
+    const sp_row *par = harness_row(p, 0, "omp parallel"), *inner = harness_row(p, 0, "inner");
+    cr_assert_not_null(par);
+    cr_assert_eq(par->count, 2 * (uint64_t)teams);
+    cr_assert_eq(inner->count, (uint64_t)teams);
+    for (uint64_t k = 0; k < inner->count; k++) {
+        uint64_t at = inner->offset + k;
+        int64_t parent = event_of_call(p, p->parent_ids[at]);
+        cr_assert(parent >= (int64_t)par->offset && parent < (int64_t)(par->offset + par->count),
+                  "an 'inner' call outside its worker call");
+        cr_assert_eq(p->thread_ids[parent], p->thread_ids[at]);
+    }
+    check_team_edges(p, (size_t)teams, 1);
+    sp_profile_free(p);
+    harness_run_free(&run);
+}
+
+Test(openmp, ompt_worker_task_ending_after_its_region) { replay("late_end", 1); }
+Test(openmp, ompt_worker_task_never_ended_before_the_next_team) { replay("stale_begin", 2); }
+Test(openmp, ompt_worker_thread_exiting_in_its_task) { replay("thread_exit", 1); }
+
 static void pool(const char *runtime)
 {
     struct harness_run run;
