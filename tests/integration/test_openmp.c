@@ -332,6 +332,7 @@ static void replay(const char *order, int teams)
 Test(openmp, ompt_worker_task_ending_after_its_region) { replay("late_end", 1); }
 Test(openmp, ompt_worker_task_never_ended_before_the_next_team) { replay("stale_begin", 2); }
 Test(openmp, ompt_worker_thread_exiting_in_its_task) { replay("thread_exit", 1); }
+Test(openmp, ompt_parallel_end_with_the_team_reused) { replay("team_reused", 1); }
 
 static void pool(const char *runtime)
 {

@@ -10,6 +10,9 @@
  *                reported, the second team's barrier carries another
  *                pointer
  *   thread_exit  the worker thread exits inside its implicit task
+ *   team_reused  the parallel-end's parallel data no longer holds what the
+ *                tool stored at parallel-begin (libomp may hand a finished
+ *                team to another region before it reports the end)
  * Each team has the main thread (index 0) and the worker (index 1), whose
  * implicit task makes one "inner" call; the main thread's calls are inside
  * "outer".  Without the shim (no ompt_start_tool) it exits with 3. */
@@ -132,6 +135,11 @@ static void *worker(void *arg)
         ((sync_region_fn)callbacks[SYNC_REGION])(BARRIER_IMPLICIT_PARALLEL, SCOPE_BEGIN,
                                                  &parallel[1], &other_task, NULL);
         go_to(4);
+    } else if (!strcmp(mode, "team_reused")) {
+        wait_for(1);
+        worker_body(0);
+        ((sync_region_fn)callbacks[SYNC_REGION])(BARRIER_IMPLICIT_PARALLEL, SCOPE_BEGIN,
+                                                 &parallel[0], &worker_task, NULL);
     } else {
         wait_for(1);
         worker_body(0);
@@ -142,7 +150,8 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
     mode = argc > 1 ? argv[1] : "late_end";
-    if (strcmp(mode, "late_end") && strcmp(mode, "stale_begin") && strcmp(mode, "thread_exit")) {
+    if (strcmp(mode, "late_end") && strcmp(mode, "stale_begin") && strcmp(mode, "thread_exit") &&
+        strcmp(mode, "team_reused")) {
         fprintf(stderr, "ompt_replay: unknown order %s\n", mode);
         return 2;
     }
@@ -172,6 +181,11 @@ int main(int argc, char **argv)
         parallel_end(1);
     }
     pthread_join(t, NULL);
+    if (!strcmp(mode, "team_reused")) {
+        /* another region began and ended in the team since */
+        parallel[0].ptr = NULL;
+        parallel_end(0);
+    }
     if (!strcmp(mode, "thread_exit"))
         parallel_end(0);
     sp_end(outer);

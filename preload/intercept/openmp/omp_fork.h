@@ -33,8 +33,12 @@ struct sp_omp_instance {
     int ended;
     int64_t parent_ordinal;
     /* OMPT instances only (heap, ompt_worker.c): one reference for the
-     * encountering thread and one per worker call begun; the last frees. */
+     * encountering thread and one per worker call begun; the last frees.
+     * The encountering thread's open instances, innermost first, through
+     * `enclosing`; depth: its number of open encountered regions. */
     int refs;
+    int depth;
+    struct sp_omp_instance *enclosing;
 };
 
 /* What forks: region "omp parallel" or "omp teams" (host teams). */

@@ -71,10 +71,10 @@ static void on_parallel_end(sp_ompt_data *parallel, sp_ompt_data *encountering_t
     (void)encountering_task;
     (void)flags;
     (void)codeptr_ra;
-    struct sp_omp_instance *inst = parallel ? parallel->ptr : NULL;
-    if (parallel)
-        parallel->ptr = NULL;
-    sp_ompt_fork_end(inst);
+    /* Neither read nor cleared: libomp may already have handed this team's
+     * parallel data to another region (ompt_worker.h). */
+    (void)parallel;
+    sp_ompt_fork_end();
 }
 
 /* A worker's call covers its implicit task up to the region's closing

@@ -14,6 +14,9 @@ static __thread struct sp_omp_instance *open_worker
  * implicit-task end seen with more open is a nested region's. */
 static __thread int open_encounters __attribute__((tls_model("initial-exec")));
 static __thread int encounters_at_worker_begin __attribute__((tls_model("initial-exec")));
+/* The innermost recorded instance among them (sp_omp_instance.enclosing). */
+static __thread struct sp_omp_instance *innermost_encountered
+    __attribute__((tls_model("initial-exec")));
 
 /* The encountering thread's reference and each worker call's: libomp may
  * end a worker's implicit task after the encountering thread left the
@@ -33,7 +36,7 @@ static void release(struct sp_omp_instance *inst)
 
 struct sp_omp_instance *sp_ompt_fork_begin(uintptr_t site)
 {
-    open_encounters++;
+    int depth = ++open_encounters;
     struct sp_omp_instance *inst = malloc(sizeof *inst);
     if (!inst)
         return NULL;
@@ -43,17 +46,23 @@ struct sp_omp_instance *sp_ompt_fork_begin(uintptr_t site)
         return NULL;
     }
     inst->refs = 1;
+    inst->depth = depth;
+    inst->enclosing = innermost_encountered;
+    innermost_encountered = inst;
     return inst;
 }
 
-void sp_ompt_fork_end(struct sp_omp_instance *inst)
+void sp_ompt_fork_end(void)
 {
+    struct sp_omp_instance *inst = innermost_encountered;
+    /* not recorded when the innermost recorded one is an enclosing region */
+    if (inst && inst->depth == open_encounters) {
+        innermost_encountered = inst->enclosing;
+        sp_omp_fork_end(inst);
+        release(inst);
+    }
     if (open_encounters > 0)
         open_encounters--;
-    if (!inst)
-        return;
-    sp_omp_fork_end(inst);
-    release(inst);
 }
 
 static void close_worker(void)

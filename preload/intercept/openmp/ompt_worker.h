@@ -2,7 +2,8 @@
  * as the OMPT callbacks (ompt_tool.c) see them (ompt_worker.c).
  *
  * A worker's call is kept per thread, not in the implicit task's
- * ompt_data_t: libomp reuses a worker of a finished team for the next one
+ * ompt_data_t (and so is the encountering thread's instance, see
+ * sp_ompt_fork_end): libomp reuses a worker of a finished team for the next one
  * and may then report the end of its first implicit task (and the closing
  * barrier) with another task data pointer than the begin's, and the next
  * team's begin with the first one's (docs/tasks.md). */
@@ -16,8 +17,10 @@
 /* Parallel-begin on the encountering thread: a new instance (NULL when not
  * recorded), which the encountering thread holds until sp_ompt_fork_end. */
 struct sp_omp_instance *sp_ompt_fork_begin(uintptr_t site);
-/* Parallel-end on the encountering thread (inst may be NULL). */
-void sp_ompt_fork_end(struct sp_omp_instance *inst);
+/* Parallel-end on the encountering thread: ends the innermost region it
+ * began.  Found per thread, not in the parallel-end's ompt_data_t: libomp
+ * may hand the team (and its parallel data) to another region first. */
+void sp_ompt_fork_end(void);
 
 /* Implicit-task begin of thread `index` (> 0) of inst's team (inst may be
  * NULL): ends a worker call still open on this thread, then begins one. */
