@@ -2,11 +2,11 @@
  * as the OMPT callbacks (ompt_tool.c) see them (ompt_worker.c).
  *
  * A worker's call is kept per thread, not in the implicit task's
- * ompt_data_t (and so is the encountering thread's instance, see
- * sp_ompt_fork_end): libomp reuses a worker of a finished team for the next one
- * and may then report the end of its first implicit task (and the closing
- * barrier) with another task data pointer than the begin's, and the next
- * team's begin with the first one's (docs/tasks.md). */
+ * ompt_data_t: libomp reuses a worker of a finished team for the next one,
+ * reports the end of its first implicit task only then, with another task
+ * data pointer than the begin's, and the next team's begin with the first
+ * one's.  So is the encountering thread's instance (sp_ompt_fork_end).
+ * docs/tasks.md, "libomp: calls kept per thread". */
 #ifndef SCOPEPROF_OMPT_WORKER_H
 #define SCOPEPROF_OMPT_WORKER_H
 
