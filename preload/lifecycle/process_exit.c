@@ -10,6 +10,9 @@ static void write_at_exit(void)
     if (sp_proc.finalized)
         return;
     sp_proc.finalized = 1;
+    void (*leaving)(void) = SP_LOAD(sp_record_hooks.thread_leaving);
+    if (leaving)
+        leaving();
     sp_finalize_all("exit");
     sp_signals_after_exit_write();
 }

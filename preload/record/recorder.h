@@ -516,6 +516,11 @@ struct sp_record_hooks {
      * to derive statistics from them). */
     void (*lock_events)(void);
     void (*unlock_events)(void);
+    /* The calling thread exits, or the process does (on the thread that
+     * writes at exit): the layer above ends the calls it keeps open for the
+     * thread (an OpenMP worker's implicit task), before open calls are
+     * dropped. */
+    void (*thread_leaving)(void);
 };
 extern struct sp_record_hooks sp_record_hooks;
 

@@ -172,6 +172,9 @@ struct sp_thread *sp_thread_register(int daemon)
 static void thread_exited(void *arg)
 {
     struct sp_thread *t = arg;
+    void (*leaving)(void) = SP_LOAD(sp_record_hooks.thread_leaving);
+    if (leaving)
+        leaving();
     int64_t cpu = sp_thread_cpu_ns();
     int64_t now = sp_clock_ns();
     char name[64];

@@ -249,6 +249,91 @@ static void nested(const char *runtime)
 Test(openmp, gomp_nested_teams) { nested("gomp"); }
 Test(openmp, llvm_nested_teams) { nested("llvm"); }
 
+/* One file of `omp_fork reuse`: every worker call of every team was
+ * recorded, ended (no call left open at exit) and forked from its team's
+ * encountering call, and every "inner" call nests in its thread's
+ * "omp parallel" call. */
+static void check_reuse_file(const sp_profile *p, int rounds, int run_index)
+{
+    const sp_row *par = harness_row(p, 0, "omp parallel"), *inner = harness_row(p, 0, "inner");
+    cr_assert_not_null(par);
+    cr_assert_not_null(inner);
+    cr_assert_eq(par->count, 6 * (uint64_t)rounds, "run %d: %llu 'omp parallel' calls",
+                 run_index, (unsigned long long)par->count);
+    cr_assert_eq(inner->count, 4 * (uint64_t)rounds, "run %d: %llu 'inner' calls", run_index,
+                 (unsigned long long)inner->count);
+    for (uint64_t k = 0; k < inner->count; k++) {
+        uint64_t at = inner->offset + k;
+        cr_assert_neq(p->parent_ids[at], -1, "run %d: an 'inner' call with no parent",
+                      run_index);
+        int64_t parent = event_of_call(p, p->parent_ids[at]);
+        cr_assert(parent >= (int64_t)par->offset && parent < (int64_t)(par->offset + par->count),
+                  "run %d: an 'inner' call outside 'omp parallel'", run_index);
+        cr_assert_eq(p->thread_ids[parent], p->thread_ids[at]);
+    }
+    /* outer team: one worker; each inner team: one worker */
+    check_team_edges(p, 3 * (size_t)rounds, 1);
+}
+
+/* Worker reuse across inner teams (libomp hands the worker of a finished
+ * inner team to the next one): SCOPEPROF_TEST_OMP_REUSE_RUNS runs (default
+ * 5) of SCOPEPROF_TEST_OMP_REUSE_ROUNDS rounds each (default 20).  A lost
+ * worker call shows under load, so larger knobs with busy cores find it. */
+static void workers_reused(const char *runtime)
+{
+    const char *runs_knob = getenv("SCOPEPROF_TEST_OMP_REUSE_RUNS");
+    const char *rounds_knob = getenv("SCOPEPROF_TEST_OMP_REUSE_ROUNDS");
+    int runs = runs_knob ? atoi(runs_knob) : 5;
+    const char *rounds_arg = rounds_knob ? rounds_knob : "20";
+    int rounds = atoi(rounds_arg);
+    cr_assert(runs > 0 && rounds > 0, "bad SCOPEPROF_TEST_OMP_REUSE_RUNS/_ROUNDS");
+    const char *env[] = {"OMP_MAX_ACTIVE_LEVELS=2", "OMP_DYNAMIC=false", NULL};
+    for (int i = 0; i < runs; i++) {
+        struct harness_run run;
+        sp_profile *p = run_omp_n(&run, runtime, "reuse", rounds_arg, env);
+        check_reuse_file(p, rounds, i);
+        sp_profile_free(p);
+        harness_run_free(&run);
+    }
+}
+
+Test(openmp, gomp_workers_reused_across_inner_teams, .timeout = 600) { workers_reused("gomp"); }
+Test(openmp, llvm_workers_reused_across_inner_teams, .timeout = 600) { workers_reused("llvm"); }
+
+/* Callback orders libomp may use but seldom does, played to the shim's
+ * OMPT tool by tests/programs/ompt_replay.c: the worker's call still ends
+ * on its own thread and keeps its edge to the encountering call, even when
+ * it ends after that call (the instance outlives it). */
+static void replay(const char *order, int teams)
+{
+    struct harness_run run;
+    const char *argv[] = {harness_program("ompt_replay"), order, NULL};
+    cr_assert_eq(harness_run(&run, argv, NULL, 1), 0);
+    cr_assert_eq(run.exit_code, 0, "ompt_replay %s exited with %d: %s", order, run.exit_code,
+                 run.err);
+    cr_assert_str_eq(run.err, "", "the shim printed: %s", run.err);
+    sp_profile *p = harness_load(&run, "scope_profile_rank00000.h5");
+    const sp_row *par = harness_row(p, 0, "omp parallel"), *inner = harness_row(p, 0, "inner");
+    cr_assert_not_null(par);
+    cr_assert_eq(par->count, 2 * (uint64_t)teams);
+    cr_assert_eq(inner->count, (uint64_t)teams);
+    for (uint64_t k = 0; k < inner->count; k++) {
+        uint64_t at = inner->offset + k;
+        int64_t parent = event_of_call(p, p->parent_ids[at]);
+        cr_assert(parent >= (int64_t)par->offset && parent < (int64_t)(par->offset + par->count),
+                  "an 'inner' call outside its worker call");
+        cr_assert_eq(p->thread_ids[parent], p->thread_ids[at]);
+    }
+    check_team_edges(p, (size_t)teams, 1);
+    sp_profile_free(p);
+    harness_run_free(&run);
+}
+
+Test(openmp, ompt_worker_task_ending_after_its_region) { replay("late_end", 1); }
+Test(openmp, ompt_worker_task_never_ended_before_the_next_team) { replay("stale_begin", 2); }
+Test(openmp, ompt_worker_thread_exiting_in_its_task) { replay("thread_exit", 1); }
+Test(openmp, ompt_parallel_end_with_the_team_reused) { replay("team_reused", 1); }
+
 static void pool(const char *runtime)
 {
     struct harness_run run;

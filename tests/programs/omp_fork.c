@@ -5,17 +5,23 @@
  *            per thread and region
  *   dynamic  parallel for schedule(dynamic) of 100 "iter" calls, 4 threads
  *   nested   2 outer threads, each opening an inner team of 2 ("inner")
+ *   reuse [N] N (default 20) times: an outer team of 2, each thread opening
+ *            an inner team of 2 ("inner"), the second one a little later,
+ *            so that the runtime may hand the first inner team's worker to
+ *            the second team once the first one is done (worker reuse)
  *   pool [N] N (default 1000) parallel regions of 4 threads, one "tick" per
  *            thread; pool_kill [N]: the same, then SIGKILL (spill files)
  *   task     one thread creates 8 tasks, each a "job" call, in "outer"
  *   pthread  a pthread created inside "outer" records one "child" call
  * Region ids are set before any team exists (no shared writes in teams). */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <omp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "scope_profiler.h"
 
@@ -29,6 +35,12 @@ static void spin(int n)
     int slot = omp_get_thread_num() & 63;
     for (int k = 0; k < n; k++)
         sinks[slot] += k;
+}
+
+static void nap_us(long us)
+{
+    struct timespec ts = {0, us * 1000};
+    nanosleep(&ts, NULL);
 }
 
 static void *pthread_body(void *arg)
@@ -74,6 +86,24 @@ int main(int argc, char **argv)
                 sp_begin(inner);
                 spin(5000);
                 sp_end(inner);
+            }
+        }
+    } else if (!strcmp(mode, "reuse")) {
+        int rounds = argc > 2 ? atoi(argv[2]) : 20;
+        for (int r = 0; r < rounds; r++) {
+#pragma omp parallel num_threads(2)
+            {
+                /* teams end at different times: the one of outer thread 1
+                 * starts after the other may be done, varying per round */
+                if (omp_get_thread_num() == 1)
+                    nap_us(50 + 50 * (r % 4));
+#pragma omp parallel num_threads(2)
+                {
+                    sp_begin(inner);
+                    spin(2000);
+                    nap_us(20 * (r % 3));
+                    sp_end(inner);
+                }
             }
         }
     } else if (!strcmp(mode, "pool") || !strcmp(mode, "pool_kill")) {

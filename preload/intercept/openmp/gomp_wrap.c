@@ -76,8 +76,10 @@ static int tracking(void)
     }
 #define FORK_BEGIN(fn, data) FORK_BEGIN_KIND(fn, data, SP_OMP_PARALLEL)
 #define FORK_END()                                              \
-    if (on)                                                     \
-        sp_omp_fork_end(&t.inst)
+    if (on) {                                                   \
+        sp_omp_fork_end(&t.inst);                               \
+        sp_omp_instance_destroy(&t.inst);                       \
+    }
 
 typedef void (*parallel_fn)(outlined_fn, void *, unsigned, unsigned);
 SP_EXPORT void GOMP_parallel(outlined_fn fn, void *data, unsigned num_threads, unsigned flags)
@@ -178,6 +180,7 @@ SP_EXPORT void GOMP_parallel_end(void)
                                                                 : NULL;
     if (t) {
         sp_omp_fork_end(&t->inst);
+        sp_omp_instance_destroy(&t->inst);
         free(t);
     }
 }

@@ -66,6 +66,8 @@ void sp_omp_fork_begin(struct sp_omp_instance *inst, int kind, uintptr_t site)
     inst->profiler = NULL;
     inst->children = NULL;
     inst->num_children = inst->children_cap = 0;
+    inst->ended = 0;
+    inst->parent_ordinal = -1;
     struct sp_profiler *p = sp_current_profiler();
     if (sp_cfg.disable || !p || !SP_LOAD(p->active))
         return;
@@ -106,7 +108,16 @@ void sp_omp_fork_end(struct sp_omp_instance *inst)
     }
     free(inst->children);
     inst->children = NULL;
+    inst->num_children = inst->children_cap = 0;
+    inst->parent_ordinal = edge.parent_ordinal;
+    inst->ended = 1;
     pthread_mutex_unlock(&inst->lock);
+}
+
+void sp_omp_instance_destroy(struct sp_omp_instance *inst)
+{
+    if (!inst->profiler)
+        return;
     pthread_mutex_destroy(&inst->lock);
     inst->profiler = NULL;
 }
@@ -149,6 +160,21 @@ void sp_omp_worker_end(struct sp_omp_instance *inst)
     pthread_mutex_lock(&inst->lock);
     if (!t || ordinal < 0) {
         pthread_mutex_unlock(&inst->lock);
+        return;
+    }
+    if (inst->ended) {
+        /* The encountering thread's edges are out: this one goes alone. */
+        sp_fork_edge edge = {
+            .parent_thread = inst->encountering->index,
+            .parent_ordinal = inst->parent_ordinal,
+            .parent_region = (uint32_t)inst->region,
+            .child_thread = t->index,
+            .child_ordinal = ordinal,
+            .child_region = (uint32_t)inst->region,
+        };
+        pthread_mutex_unlock(&inst->lock);
+        if (edge.parent_ordinal >= 0)
+            sp_fork_add(p, &edge);
         return;
     }
     if (inst->num_children == inst->children_cap) {

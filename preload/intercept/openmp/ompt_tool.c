@@ -4,9 +4,8 @@
  * sync-region callbacks.  The few OMPT types used are declared here from
  * the specification, so the shim builds without omp-tools.h. */
 #include <stdint.h>
-#include <stdlib.h>
 
-#include "omp_fork.h"
+#include "ompt_worker.h"
 
 /* ---- the OMPT declarations we need (values from the specification) ---- */
 typedef union sp_ompt_data {
@@ -60,16 +59,8 @@ static void on_parallel_begin(sp_ompt_data *encountering_task, const void *encou
     (void)encountering_frame;
     (void)requested;
     (void)flags;
-    parallel->ptr = NULL;
-    struct sp_omp_instance *inst = malloc(sizeof *inst);
-    if (!inst)
-        return;
     /* codeptr_ra: the return address of the runtime call in the construct */
-    sp_omp_fork_begin(inst, SP_OMP_PARALLEL, (uintptr_t)codeptr_ra);
-    if (!inst->profiler) {
-        free(inst);
-        return;
-    }
+    struct sp_omp_instance *inst = sp_ompt_fork_begin((uintptr_t)codeptr_ra);
     /* read by the team's threads (release/acquire, see omp_fork.h) */
     __atomic_store_n(&parallel->ptr, inst, __ATOMIC_RELEASE);
 }
@@ -80,43 +71,30 @@ static void on_parallel_end(sp_ompt_data *parallel, sp_ompt_data *encountering_t
     (void)encountering_task;
     (void)flags;
     (void)codeptr_ra;
-    struct sp_omp_instance *inst = parallel ? parallel->ptr : NULL;
-    if (!inst)
-        return;
-    sp_omp_fork_end(inst);
-    free(inst);
-    parallel->ptr = NULL;
+    /* Neither read nor cleared: libomp may already have handed this team's
+     * parallel data to another region (ompt_worker.h). */
+    (void)parallel;
+    sp_ompt_fork_end();
 }
 
 /* A worker's call covers its implicit task up to the region's closing
  * barrier: that wait is then the gap between the worker's end and the
  * encountering thread's (as with libgomp, where the wrapper returns before
- * the barrier). */
-static void worker_done(sp_ompt_data *task)
-{
-    struct sp_omp_instance *inst = task->ptr;
-    if (!inst)
-        return;
-    task->ptr = NULL;
-    sp_omp_worker_end(inst);
-}
-
+ * the barrier).  The task data pointers are not used (ompt_worker.h). */
 static void on_implicit_task(int endpoint, sp_ompt_data *parallel, sp_ompt_data *task,
                              unsigned actual_parallelism, unsigned index, int flags)
 {
+    (void)task;
     (void)actual_parallelism;
     if (flags & OMPT_TASK_INITIAL)
         return;
     if (endpoint == OMPT_SCOPE_BEGIN) {
-        task->ptr = NULL;
         struct sp_omp_instance *inst =
             parallel ? __atomic_load_n(&parallel->ptr, __ATOMIC_ACQUIRE) : NULL;
-        if (inst && index != 0 && sp_omp_worker_begin(inst)) {
-            task->ptr = inst;
-            sp_omp_mark_worker((int)index);
-        }
+        if (index != 0)
+            sp_ompt_worker_begin(inst, index);
     } else if (endpoint == OMPT_SCOPE_END) {
-        worker_done(task);
+        sp_ompt_worker_done();
     }
 }
 
@@ -124,12 +102,12 @@ static void on_sync_region(int kind, int endpoint, sp_ompt_data *parallel, sp_om
                            const void *codeptr_ra)
 {
     (void)parallel;
-    (void)codeptr_ra;
+    (void)task;
     /* The closing barrier has no code address; a workshare's barrier has. */
-    if (endpoint == OMPT_SCOPE_BEGIN && task && !codeptr_ra &&
+    if (endpoint == OMPT_SCOPE_BEGIN && !codeptr_ra &&
         (kind == OMPT_SYNC_BARRIER_IMPLICIT_PARALLEL || kind == OMPT_SYNC_BARRIER_IMPLICIT ||
          kind == OMPT_SYNC_BARRIER))
-        worker_done(task);
+        sp_ompt_worker_done();
 }
 
 static int tool_initialize(sp_ompt_lookup lookup, int initial_device_num, sp_ompt_data *data)
@@ -149,13 +127,17 @@ static int tool_initialize(sp_ompt_lookup lookup, int initial_device_num, sp_omp
                "are not recorded");
         return 0;
     }
+    /* A worker call still open when its thread exits ends there. */
+    SP_STORE(sp_record_hooks.thread_leaving, sp_ompt_worker_leaving);
     __atomic_store_n(&active, 1, __ATOMIC_RELEASE);
     return 1; /* keep the tool */
 }
 
+/* libomp shuts down, on the thread that ends it. */
 static void tool_finalize(sp_ompt_data *data)
 {
     (void)data;
+    sp_ompt_worker_leaving();
 }
 
 SP_EXPORT sp_ompt_start_tool_result *ompt_start_tool(unsigned omp_version,
