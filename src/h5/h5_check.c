@@ -230,6 +230,71 @@ static int by_rank_region(const void *a, const void *b, void *ctx)
     return *(const size_t *)a < *(const size_t *)b ? -1 : *(const size_t *)a > *(const size_t *)b;
 }
 
+/* The events of one rank's rows (indices into prof->rows, in the order
+ * given), as the reconstruction takes them. */
+typedef struct rank_events {
+    size_t n;
+    int64_t *start, *end, *threads, *tasks;
+    uint32_t *region;
+    uint64_t *event; /* each one's position in the event columns */
+} rank_events;
+
+static void rank_events_free(rank_events *g)
+{
+    free(g->start);
+    free(g->end);
+    free(g->threads);
+    free(g->tasks);
+    free(g->region);
+    free(g->event);
+    memset(g, 0, sizeof *g);
+}
+
+/* 0, or -1 out of memory (g freed). */
+static int gather_rank(const sp_profile *prof, const size_t *rows, size_t count, rank_events *g)
+{
+    memset(g, 0, sizeof *g);
+    for (size_t k = 0; k < count; k++)
+        g->n += prof->rows[rows[k]].count;
+    size_t n = g->n + 1;
+    g->start = malloc(n * sizeof *g->start);
+    g->end = malloc(n * sizeof *g->end);
+    g->threads = prof->thread_ids ? malloc(n * sizeof *g->threads) : NULL;
+    g->tasks = prof->task_ids ? malloc(n * sizeof *g->tasks) : NULL;
+    g->region = malloc(n * sizeof *g->region);
+    g->event = malloc(n * sizeof *g->event);
+    if (!g->start || !g->end || !g->region || !g->event || (prof->thread_ids && !g->threads) ||
+        (prof->task_ids && !g->tasks)) {
+        rank_events_free(g);
+        return -1;
+    }
+    size_t i = 0;
+    for (size_t k = 0; k < count; k++) {
+        const sp_row *row = &prof->rows[rows[k]];
+        for (uint64_t j = 0; j < row->count; j++, i++) {
+            uint64_t e = row->offset + j;
+            g->start[i] = prof->start[e];
+            g->end[i] = prof->end[e];
+            g->region[i] = row->region;
+            g->event[i] = e;
+            if (g->threads)
+                g->threads[i] = prof->thread_ids[e];
+            if (g->tasks)
+                g->tasks[i] = prof->task_ids[e];
+        }
+    }
+    return 0;
+}
+
+static sp_call_input rank_input(const sp_profile *prof, const rank_events *g)
+{
+    return (sp_call_input){
+        .n = g->n, .start = g->start, .end = g->end, .region = g->region,
+        .thread_ids = g->threads, .task_ids = g->tasks,
+        .region_names = (const char *const *)prof->names, .num_regions = prof->num_names,
+    };
+}
+
 /* Rebuild the call tree of one rank (rows order[lo..hi)) on its lanes.
  * Calls that do not nest are a problem only when `nesting_required` (the
  * check command; the other commands show such a rank flat, with a
@@ -238,47 +303,24 @@ static int by_rank_region(const void *a, const void *b, void *ctx)
 static void check_rank_tree(const sp_profile *prof, const size_t *order, size_t lo, size_t hi,
                             int nesting_required, sp_problems *p)
 {
-    size_t n = 0;
-    for (size_t k = lo; k < hi; k++)
-        n += prof->rows[order[k]].count;
-    if (n == 0)
-        return;
-    uint32_t rank = prof->rows[order[lo]].rank;
-    int64_t *start = malloc(n * sizeof *start), *end = malloc(n * sizeof *end);
-    int64_t *threads = prof->thread_ids ? malloc(n * sizeof *threads) : NULL;
-    int64_t *tasks = prof->task_ids ? malloc(n * sizeof *tasks) : NULL;
-    uint32_t *region = malloc(n * sizeof *region);
-    uint64_t *event = malloc(n * sizeof *event);
-    if (!start || !end || !region || !event || (prof->thread_ids && !threads) ||
-        (prof->task_ids && !tasks)) {
+    rank_events g;
+    if (gather_rank(prof, order + lo, hi - lo, &g) != 0) {
         sp_problem(p, "out of memory checking nesting");
+        return;
+    }
+    size_t n = g.n;
+    uint32_t rank = prof->rows[order[lo]].rank;
+    const uint64_t *event = g.event;
+    size_t with_ids = 0;
+    for (size_t i = 0; i < n && prof->call_ids && prof->parent_ids; i++)
+        with_ids += prof->call_ids[event[i]] >= 0;
+    if (n == 0)
         goto out;
-    }
-    size_t i = 0, with_ids = 0;
-    for (size_t k = lo; k < hi; k++) {
-        const sp_row *row = &prof->rows[order[k]];
-        for (uint64_t j = 0; j < row->count; j++, i++) {
-            uint64_t e = row->offset + j;
-            start[i] = prof->start[e];
-            end[i] = prof->end[e];
-            region[i] = row->region;
-            event[i] = e;
-            if (threads)
-                threads[i] = prof->thread_ids[e];
-            if (tasks)
-                tasks[i] = prof->task_ids[e];
-            with_ids += prof->call_ids && prof->parent_ids && prof->call_ids[e] >= 0;
-        }
-    }
     if (with_ids > 0 && with_ids < n) {
         sp_problem(p, "rank %u stores call_ids for only %zu of its %zu calls", rank, with_ids, n);
         goto out;
     }
-    sp_call_input input = {
-        .n = n, .start = start, .end = end, .region = region, .thread_ids = threads,
-        .task_ids = tasks, .region_names = (const char *const *)prof->names,
-        .num_regions = prof->num_names,
-    };
+    sp_call_input input = rank_input(prof, &g);
     sp_calls calls;
     char why[512];
     if (sp_calls_build(&input, &calls, why, sizeof why) < 0) {
@@ -306,12 +348,7 @@ static void check_rank_tree(const sp_profile *prof, const size_t *order, size_t 
     }
     sp_calls_free(&calls);
 out:
-    free(start);
-    free(end);
-    free(threads);
-    free(tasks);
-    free(region);
-    free(event);
+    rank_events_free(&g);
 }
 
 static int by_size_t(const void *a, const void *b)
@@ -344,53 +381,37 @@ static int by_id(const void *a, const void *b)
 static void check_fork_cycles(const sp_profile *prof, const size_t *order, size_t lo, size_t hi,
                               sp_problems *p)
 {
-    size_t rows = hi - lo, n = 0;
+    size_t rows = hi - lo;
     size_t *in_file = malloc((rows + 1) * sizeof *in_file);
-    if (!in_file) {
+    rank_events g = {0};
+    if (in_file) {
+        memcpy(in_file, order + lo, rows * sizeof *in_file);
+        qsort(in_file, rows, sizeof *in_file, by_size_t);
+    }
+    if (!in_file || gather_rank(prof, in_file, rows, &g) != 0) {
+        free(in_file);
         sp_problem(p, "out of memory checking fork parent ids");
         return;
     }
-    memcpy(in_file, order + lo, rows * sizeof *in_file);
-    qsort(in_file, rows, sizeof *in_file, by_size_t);
-    for (size_t k = 0; k < rows; k++)
-        n += prof->rows[in_file[k]].count;
+    free(in_file);
+    size_t n = g.n;
     uint32_t rank = prof->rows[order[lo]].rank;
-    int64_t *start = malloc((n + 1) * sizeof *start), *end = malloc((n + 1) * sizeof *end);
-    int64_t *threads = prof->thread_ids ? malloc((n + 1) * sizeof *threads) : NULL;
-    int64_t *tasks = prof->task_ids ? malloc((n + 1) * sizeof *tasks) : NULL;
-    uint32_t *region = malloc((n + 1) * sizeof *region);
-    uint64_t *event = malloc((n + 1) * sizeof *event);
+    const uint64_t *event = g.event;
     struct id_at *ids = malloc((n + 1) * sizeof *ids);
     int64_t *up = malloc((n + 1) * sizeof *up);
     unsigned char *state = calloc(n + 1, 1);
     sp_calls calls = {0};
     int built = 0;
-    if (!start || !end || !region || !event || !ids || !up || !state ||
-        (prof->thread_ids && !threads) || (prof->task_ids && !tasks)) {
+    if (!ids || !up || !state) {
         sp_problem(p, "out of memory checking fork parent ids");
         goto out;
     }
-    size_t i = 0, stored = 0;
-    for (size_t k = 0; k < rows; k++) {
-        const sp_row *row = &prof->rows[in_file[k]];
-        for (uint64_t j = 0; j < row->count; j++, i++) {
-            uint64_t e = row->offset + j;
-            start[i] = prof->start[e];
-            end[i] = prof->end[e];
-            region[i] = row->region;
-            event[i] = e;
-            if (threads)
-                threads[i] = prof->thread_ids[e];
-            if (tasks)
-                tasks[i] = prof->task_ids[e];
-            stored += prof->call_ids && prof->call_ids[e] >= 0;
-        }
-    }
-    sp_call_input input = {
-        .n = n, .start = start, .end = end, .region = region, .thread_ids = threads,
-        .task_ids = tasks, .region_names = (const char *const *)prof->names,
-        .num_regions = prof->num_names,
-    };
+    if (n == 0)
+        goto out;
+    size_t stored = 0;
+    for (size_t i = 0; i < n && prof->call_ids; i++)
+        stored += prof->call_ids[event[i]] >= 0;
+    sp_call_input input = rank_input(prof, &g);
     char why[512];
     if (sp_calls_build(&input, &calls, why, sizeof why) < 0)
         goto out; /* calls that do not nest: named by check_rank_tree */
@@ -432,13 +453,7 @@ static void check_fork_cycles(const sp_profile *prof, const size_t *order, size_
 out:
     if (built)
         sp_calls_free(&calls);
-    free(in_file);
-    free(start);
-    free(end);
-    free(threads);
-    free(tasks);
-    free(region);
-    free(event);
+    rank_events_free(&g);
     free(ids);
     free(up);
     free(state);
