@@ -132,6 +132,52 @@ static void check_team_edges(const sp_profile *p, size_t instances, int workers_
     free(children);
 }
 
+/* Host teams (`#pragma omp teams`): region "omp teams" with both runtimes.
+ * libgomp runs the teams one after the other on the encountering thread;
+ * libomp (OMPT: a league, each team's initial task on its own thread)
+ * records the league on the encountering thread, each other team's
+ * initial thread as a worker call of "omp teams" with a fork edge to it,
+ * and, as libomp reports it, a one-thread "omp parallel" inside each team.
+ * The libomp league used to be recorded as "omp parallel" with the other
+ * team's work ungrafted. */
+static void host_teams(const char *runtime)
+{
+    struct harness_run run;
+    sp_profile *p = run_omp(&run, runtime, "teams", NULL);
+    const sp_row *teams = harness_row(p, 0, "omp teams"), *work = harness_row(p, 0, "work");
+    cr_assert_not_null(teams, "no 'omp teams' row");
+    cr_assert_eq(work->count, 2);
+    int llvm = !strcmp(runtime, "llvm");
+    cr_assert_eq(teams->count, llvm ? 2 : 1);
+    size_t edges = 0;
+    for (uint64_t k = 0; k < teams->count; k++) {
+        uint64_t at = teams->offset + k;
+        int64_t fork = p->fork_parent_ids ? p->fork_parent_ids[at] : -1;
+        if (fork < 0)
+            continue;
+        edges++;
+        int64_t parent = event_of_call(p, fork);
+        cr_assert(parent >= (int64_t)teams->offset &&
+                      parent < (int64_t)(teams->offset + teams->count),
+                  "the worker's fork parent is not an 'omp teams' call");
+        cr_assert_neq(p->thread_ids[parent], p->thread_ids[at]);
+    }
+    cr_assert_eq(edges, llvm ? 1 : 0);
+    char *text = folded(&run, NULL), paths[4096];
+    folded_paths(text, paths, sizeof paths);
+    cr_assert_str_eq(paths,
+                     llvm ? "outer\nouter;omp teams\nouter;omp teams;omp parallel\n"
+                            "outer;omp teams;omp parallel;work\n"
+                          : "outer\nouter;omp teams\nouter;omp teams;work\n",
+                     "%s", text);
+    free(text);
+    sp_profile_free(p);
+    harness_run_free(&run);
+}
+
+Test(openmp, gomp_host_teams) { host_teams("gomp"); }
+Test(openmp, llvm_host_teams) { host_teams("llvm"); }
+
 static void parallel_in_region(const char *runtime)
 {
     struct harness_run run;

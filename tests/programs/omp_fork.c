@@ -13,6 +13,8 @@
  *            thread; pool_kill [N]: the same, then SIGKILL (spill files)
  *   task     one thread creates 8 tasks, each a "job" call, in "outer"
  *   pthread  a pthread created inside "outer" records one "child" call
+ *   teams    host teams (`#pragma omp teams num_teams(2)`), one "work" call
+ *            per team
  * Region ids are set before any team exists (no shared writes in teams). */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <omp.h>
@@ -127,6 +129,13 @@ int main(int argc, char **argv)
                 spin(20000);
                 sp_end(job);
             }
+        }
+    } else if (!strcmp(mode, "teams")) {
+#pragma omp teams num_teams(2)
+        {
+            sp_begin(work);
+            spin(20000);
+            sp_end(work);
         }
     } else if (!strcmp(mode, "pthread")) {
         pthread_t t;

@@ -64,6 +64,7 @@ int sp_omp_is_fork_region(struct sp_profiler *p, uint32_t region)
 void sp_omp_fork_begin(struct sp_omp_instance *inst, int kind, uintptr_t site)
 {
     inst->profiler = NULL;
+    inst->kind = kind;
     inst->children = NULL;
     inst->num_children = inst->children_cap = 0;
     inst->ended = 0;

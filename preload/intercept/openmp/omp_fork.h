@@ -15,6 +15,7 @@
 
 struct sp_omp_instance {
     struct sp_profiler *profiler;  /* NULL: not recording this instance */
+    int kind;                      /* SP_OMP_PARALLEL or SP_OMP_TEAMS */
     int region;
     struct sp_thread *encountering;
     /* Workers' calls, known when they end; their edges are kept when the

@@ -33,6 +33,9 @@ enum {
 };
 enum { OMPT_SCOPE_BEGIN = 1, OMPT_SCOPE_END = 2 };
 enum { OMPT_TASK_INITIAL = 0x1 };
+/* parallel-begin's flags: a league of host teams (`#pragma omp teams`),
+ * whose teams' initial tasks are the league's "threads" */
+enum { OMPT_PARALLEL_LEAGUE = 0x40000000 };
 /* Barriers that end an implicit task: the implicit barrier of the parallel
  * region (5.1 name), and the 5.0 kinds an older runtime reports instead. */
 enum {
@@ -58,9 +61,12 @@ static void on_parallel_begin(sp_ompt_data *encountering_task, const void *encou
     (void)encountering_task;
     (void)encountering_frame;
     (void)requested;
-    (void)flags;
-    /* codeptr_ra: the return address of the runtime call in the construct */
-    struct sp_omp_instance *inst = sp_ompt_fork_begin((uintptr_t)codeptr_ra);
+    /* codeptr_ra: the return address of the runtime call in the construct.
+     * A league of host teams is region "omp teams", as with libgomp; the
+     * one-thread parallel region libomp then reports inside each team
+     * (flags as any parallel region's) is recorded as it is reported. */
+    int kind = flags & OMPT_PARALLEL_LEAGUE ? SP_OMP_TEAMS : SP_OMP_PARALLEL;
+    struct sp_omp_instance *inst = sp_ompt_fork_begin(kind, (uintptr_t)codeptr_ra);
     /* read by the team's threads (release/acquire, see omp_fork.h) */
     __atomic_store_n(&parallel->ptr, inst, __ATOMIC_RELEASE);
 }
@@ -86,11 +92,14 @@ static void on_implicit_task(int endpoint, sp_ompt_data *parallel, sp_ompt_data 
 {
     (void)task;
     (void)actual_parallelism;
-    if (flags & OMPT_TASK_INITIAL)
-        return;
     if (endpoint == OMPT_SCOPE_BEGIN) {
         struct sp_omp_instance *inst =
             parallel ? __atomic_load_n(&parallel->ptr, __ATOMIC_ACQUIRE) : NULL;
+        /* An initial task is a worker's only as the initial task of a team
+         * of a league (host teams: `index` is the team's number); the
+         * program's and a target region's are no one's. */
+        if ((flags & OMPT_TASK_INITIAL) && (!inst || inst->kind != SP_OMP_TEAMS))
+            return;
         if (index != 0)
             sp_ompt_worker_begin(inst, index);
     } else if (endpoint == OMPT_SCOPE_END) {

@@ -34,13 +34,13 @@ static void release(struct sp_omp_instance *inst)
     free(inst);
 }
 
-struct sp_omp_instance *sp_ompt_fork_begin(uintptr_t site)
+struct sp_omp_instance *sp_ompt_fork_begin(int kind, uintptr_t site)
 {
     int depth = ++open_encounters;
     struct sp_omp_instance *inst = malloc(sizeof *inst);
     if (!inst)
         return NULL;
-    sp_omp_fork_begin(inst, SP_OMP_PARALLEL, site);
+    sp_omp_fork_begin(inst, kind, site);
     if (!inst->profiler) {
         free(inst);
         return NULL;

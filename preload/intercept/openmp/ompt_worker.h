@@ -14,9 +14,11 @@
 
 #include "omp_fork.h"
 
-/* Parallel-begin on the encountering thread: a new instance (NULL when not
- * recorded), which the encountering thread holds until sp_ompt_fork_end. */
-struct sp_omp_instance *sp_ompt_fork_begin(uintptr_t site);
+/* Parallel-begin on the encountering thread: a new instance of region
+ * `kind` (SP_OMP_PARALLEL, or SP_OMP_TEAMS for a league of host teams;
+ * NULL when not recorded), which the encountering thread holds until
+ * sp_ompt_fork_end. */
+struct sp_omp_instance *sp_ompt_fork_begin(int kind, uintptr_t site);
 /* Parallel-end on the encountering thread: ends the innermost region it
  * began.  Found per thread, not in the parallel-end's ompt_data_t: libomp
  * may hand the team (and its parallel data) to another region first. */
