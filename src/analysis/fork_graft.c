@@ -87,8 +87,10 @@ int sp_rank_data_graft(const sp_profile *profile, sp_rank_data *data, sp_graft_i
 
     /* New parents.  A merged call's parent is its fork parent's final
      * parent, so fork parents are settled first (chains of nested teams);
-     * state 1 = being settled (a cycle, impossible in a valid file: left
-     * a root), 2 = settled. */
+     * state 1 = being settled, 2 = settled.  A chain of merged calls that
+     * comes back to itself is a damaged file, as any other cycle (below):
+     * named, not left ungrafted in silence. */
+    int merged_cycle = 0;
     for (size_t i = 0; i < n; i++) {
         size_t depth = 0;
         int64_t at = (int64_t)i;
@@ -101,7 +103,8 @@ int sp_rank_data_graft(const sp_profile *profile, sp_rank_data *data, sp_graft_i
             int64_t k = chain[depth];
             int64_t f = fork[k];
             if (f >= 0 && state[f] == 1 && f != k && c->region[f] == c->region[k]) {
-                state[k] = 2; /* cycle */
+                state[k] = 2;
+                merged_cycle = 1;
                 continue;
             }
             if (f >= 0 && c->region[f] == c->region[k]) {
@@ -146,7 +149,7 @@ int sp_rank_data_graft(const sp_profile *profile, sp_rank_data *data, sp_graft_i
             }
         }
     }
-    if (k != n) { /* a cycle left calls unreachable from every root */
+    if (merged_cycle || k != n) { /* (else: calls unreachable from every root) */
         rc = SP_GRAFT_CYCLE;
         goto out;
     }

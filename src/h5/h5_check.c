@@ -372,8 +372,7 @@ static int by_id(const void *a, const void *b)
 /* Fork parent ids that form a cycle with the call tree: the readers graft
  * a lane's root under its fork parent (docs/tasks.md), and a root forked,
  * through fork parents and ancestors, by a call under it has no place in
- * any tree (the report refuses such a rank, or leaves the roots of a cycle
- * of merged calls ungrafted).  Each call has one edge up: its
+ * any tree (the report refuses such a rank).  Each call has one edge up: its
  * parent, or, at the root of its lane, the call its fork parent id names
  * (stored call ids, else the positions in the reconstruction, as the
  * readers number calls: the rank's rows in file order).  A call forked by

@@ -2664,6 +2664,35 @@ Test(cli, fork_parent_ids_in_a_cycle_are_named)
                           NULL, "%s", v.err);
         result_free(&v);
     }
+    /* two workers' merged calls (same region) naming each other: a loop
+     * too, which the graft used to leave ungrafted without a word */
+    static const ev merged_evs[] = {
+        {"main", 0, 1000, 0}, {"omp parallel", 110, 890, 1}, {"y", 200, 300, 1},
+        {"omp parallel", 150, 700, 2}, {"w", 160, 210, 2},
+    };
+    sp_profile *q = rank_profile(0, merged_evs, sizeof merged_evs / sizeof merged_evs[0],
+                                 (const char *const[]){"MainThread", "omp 1", "omp 2", NULL});
+    q->call_ids = malloc(q->num_events * sizeof *q->call_ids);
+    q->fork_parent_ids = malloc(q->num_events * sizeof *q->fork_parent_ids);
+    cr_assert(q->call_ids && q->fork_parent_ids);
+    for (size_t e = 0; e < q->num_events; e++) {
+        q->call_ids[e] = (int64_t)e;
+        q->fork_parent_ids[e] = -1;
+    }
+    size_t first = event_at(q, "omp parallel", 110), second = event_at(q, "omp parallel", 150);
+    q->fork_parent_ids[first] = (int64_t)second;
+    q->fork_parent_ids[second] = (int64_t)first;
+    write_profile("merged_rank00000.h5", q);
+    const char *const merged_report[] = {"report", "merged_rank00000.h5", NULL};
+    result mr = run_env(merged_report, NULL);
+    cr_expect_eq(mr.status, 1, "%s", mr.out);
+    cr_expect_neq(strstr(mr.err, "rank 0: its fork parent ids form a cycle"), NULL, "%s", mr.err);
+    result_free(&mr);
+    const char *const merged_validate[] = {"validate", "merged_rank00000.h5", NULL};
+    mr = run_env(merged_validate, traced);
+    cr_expect_eq(mr.status, 1, "%s", mr.out);
+    cr_expect_neq(strstr(mr.out, "its fork parent ids form a cycle: "), NULL, "%s", mr.out);
+    result_free(&mr);
     /* the same file before the damage is sound, and validated on the stream */
     write_fork_rank("sound_rank00000.h5", 0, 1);
     const char *const sound[] = {"validate", "sound_rank00000.h5", NULL};
